@@ -1,0 +1,329 @@
+"""The infill transformer: a masked-diffusion model over a canvas between prefix and suffix.
+
+Sequence layout (one forward pass, training form):
+
+    [ suffix tokens | prefix tokens | canvas tokens ]
+
+with RoPE positions in *document* order: the prefix sits at 0..P-1, the canvas at
+P..P+N-1 and the suffix at P+N..P+N+S-1. The order in the sequence only matters for the
+attention layout, which is what makes the context cache exact:
+
+* prefix tokens attend causally to the prefix only (a plain causal LM stream, so typing
+  at the cursor only appends to its cache, and every prefix position also trains a
+  next-token head: signal on every computed position, not only on the canvas);
+* suffix tokens attend bidirectionally within the suffix only (their keys and values do
+  not depend on the prefix or the canvas, so they are cached before RoPE and rotated to
+  wherever the canvas ends);
+* canvas tokens attend to everything: suffix, prefix and the whole canvas.
+
+So the context's keys and values never depend on the canvas, and a denoising pass
+computes only the N canvas rows. See DESIGN.md ("Exact, reusable KV cache").
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SEG_PAD, SEG_SUFFIX, SEG_PREFIX, SEG_CANVAS = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    vocab_size: int = 8192
+    d_model: int = 256
+    n_layers: int = 6
+    n_heads: int = 8
+    ffn_hidden: int = 688  # SwiGLU width, ~8/3 d rounded to a multiple of 16
+    max_position: int = 4096  # RoPE table size; positions beyond it are an error
+    rope_theta: float = 10000.0
+    norm_eps: float = 1e-5
+    tie_embeddings: bool = True
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ModelConfig":
+        names = {f.name for f in fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ValueError(f"unknown model config keys: {sorted(unknown)}")
+        return cls(**data)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        x = x.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (x * self.weight.float()).to(dtype)
+
+
+def rope_tables(cfg: ModelConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    half = cfg.head_dim // 2
+    inv_freq = 1.0 / (cfg.rope_theta ** (torch.arange(0, half, dtype=torch.float32) / half))
+    angles = torch.outer(torch.arange(cfg.max_position, dtype=torch.float32), inv_freq)  # (Tmax, half)
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate pairs (x[..., :half], x[..., half:]) by per-position angles.
+
+    x: (B, H, T, Dh); cos, sin: (B, 1, T, Dh/2) already gathered at the tokens' positions.
+    """
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half].float(), x[..., half:].float()
+    out = torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+    return out.to(x.dtype)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.n_heads = cfg.n_heads
+        self.head_dim = cfg.head_dim
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
+        self.out = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+
+    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=-1)
+        shape = (B, T, self.n_heads, self.head_dim)
+        return (q.view(shape).transpose(1, 2), k.view(shape).transpose(1, 2), v.view(shape).transpose(1, 2))  # (B, H, T, Dh)
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: Optional[torch.Tensor]) -> torch.Tensor:
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, H, Tq, Dh)
+        B, H, T, D = y.shape
+        return self.out(y.transpose(1, 2).reshape(B, T, H * D))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.gate_up = nn.Linear(cfg.d_model, 2 * cfg.ffn_hidden, bias=False)
+        self.down = nn.Linear(cfg.ffn_hidden, cfg.d_model, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gate, up = self.gate_up(x).chunk(2, dim=-1)
+        return self.down(F.silu(gate) * up)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
+        self.attn = Attention(cfg)
+        self.ffn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
+        self.ffn = FeedForward(cfg)
+
+
+@dataclass
+class LayerKV:
+    """Keys and values of context tokens for one layer.
+
+    Prefix keys are stored rotated (their positions 0..P-1 never move). Suffix keys are
+    stored *before* RoPE, because where the suffix starts depends on the canvas length.
+    """
+
+    prefix_k: torch.Tensor  # (1, H, P, Dh) rotated
+    prefix_v: torch.Tensor  # (1, H, P, Dh)
+    suffix_k: torch.Tensor  # (1, H, S, Dh) not rotated
+    suffix_v: torch.Tensor  # (1, H, S, Dh)
+
+
+@dataclass
+class ContextCache:
+    prefix_ids: list[int]
+    suffix_ids: list[int]
+    layers: list[LayerKV]
+    # Suffix keys rotated for one particular suffix start position, reused across passes.
+    _rotated_for: int = -1
+    _rotated: Optional[list[torch.Tensor]] = None
+
+    @property
+    def prefix_len(self) -> int:
+        return len(self.prefix_ids)
+
+    @property
+    def suffix_len(self) -> int:
+        return len(self.suffix_ids)
+
+
+class InfillTransformer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.final_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        if cfg.tie_embeddings:
+            self.lm_head.weight = self.embed.weight
+        cos, sin = rope_tables(cfg)
+        self.register_buffer("rope_cos", cos, persistent=False)
+        self.register_buffer("rope_sin", sin, persistent=False)
+        self.apply(self._init_weights)
+        # Scaled init of residual projections (GPT-2) keeps early training stable.
+        for name, p in self.named_parameters():
+            if name.endswith("attn.out.weight") or name.endswith("ffn.down.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layers))
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def _rope(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if int(positions.max()) >= self.cfg.max_position:
+            raise ValueError(f"position {int(positions.max())} exceeds max_position {self.cfg.max_position}")
+        return self.rope_cos[positions].unsqueeze(1), self.rope_sin[positions].unsqueeze(1)  # (B, 1, T, Dh/2)
+
+    # ----------------------------------------------------------------- training form
+    @staticmethod
+    def attention_mask(segments: torch.Tensor) -> torch.Tensor:
+        """Boolean (B, 1, T, T) mask from per-token segment ids (see module docstring)."""
+        q = segments.unsqueeze(2)  # (B, T, 1)
+        k = segments.unsqueeze(1)  # (B, 1, T)
+        T = segments.shape[1]
+        causal = torch.ones(T, T, dtype=torch.bool, device=segments.device).tril()
+        allowed = (
+            ((q == SEG_SUFFIX) & (k == SEG_SUFFIX))
+            | ((q == SEG_PREFIX) & (k == SEG_PREFIX) & causal)
+            | ((q == SEG_CANVAS) & (k != SEG_PAD))
+        )
+        allowed = allowed | torch.eye(T, dtype=torch.bool, device=segments.device)  # pads see themselves: no NaN rows
+        return allowed.unsqueeze(1)
+
+    def forward(self, ids: torch.Tensor, positions: torch.Tensor, segments: torch.Tensor) -> torch.Tensor:
+        """Hidden states for a packed [suffix | prefix | canvas] batch.
+
+        ids, positions, segments: (B, T) -> (B, T, C) after the final norm.
+        Logits are left to the caller so training can project only the rows with loss.
+        """
+        mask = self.attention_mask(segments)
+        cos, sin = self._rope(positions)
+        x = self.embed(ids)  # (B, T, C)
+        for block in self.blocks:
+            h = block.attn_norm(x)
+            q, k, v = block.attn.project(h)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+            x = x + block.attn.attend(q, k, v, mask)
+            x = x + block.ffn(block.ffn_norm(x))
+        return self.final_norm(x)
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(hidden).float()
+
+    # ------------------------------------------------------------- inference form
+    @torch.no_grad()
+    def encode_context(self, prefix_ids: list[int], suffix_ids: list[int], reuse: Optional[ContextCache] = None) -> ContextCache:
+        """Keys and values of the context, reusing `reuse` where it is still exact.
+
+        Prefix: causal, so the longest common token prefix with the cached one is kept
+        and only the new tail is computed. Suffix: reused whole when unchanged.
+        """
+        device = self.embed.weight.device
+        keep = 0
+        if reuse is not None:
+            limit = min(len(reuse.prefix_ids), len(prefix_ids))
+            while keep < limit and reuse.prefix_ids[keep] == prefix_ids[keep]:
+                keep += 1
+        new_prefix = prefix_ids[keep:]
+        layers: list[LayerKV] = []
+        H, Dh = self.cfg.n_heads, self.cfg.head_dim
+        empty = torch.zeros(1, H, 0, Dh, device=device, dtype=self.embed.weight.dtype)
+
+        # Prefix tail: queries see cached prefix keys plus the causal part of the tail.
+        x = self.embed(torch.tensor([new_prefix], device=device, dtype=torch.long)) if new_prefix else None
+        if x is not None:
+            pos = torch.arange(keep, keep + len(new_prefix), device=device).unsqueeze(0)
+            cos, sin = self._rope(pos)
+            n_new = len(new_prefix)
+            mask = torch.ones(n_new, keep + n_new, dtype=torch.bool, device=device).tril(diagonal=keep).view(1, 1, n_new, keep + n_new)
+        reuse_suffix = reuse is not None and reuse.suffix_ids == suffix_ids
+        xs = None
+        if not reuse_suffix and suffix_ids:
+            xs = self.embed(torch.tensor([suffix_ids], device=device, dtype=torch.long))
+        for i, block in enumerate(self.blocks):
+            old = reuse.layers[i] if reuse is not None else None
+            pk = old.prefix_k[:, :, :keep] if old is not None else empty
+            pv = old.prefix_v[:, :, :keep] if old is not None else empty
+            if x is not None:
+                q, k, v = block.attn.project(block.attn_norm(x))
+                q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+                pk, pv = torch.cat([pk, k], dim=2), torch.cat([pv, v], dim=2)
+                x = x + block.attn.attend(q, pk, pv, mask)
+                x = x + block.ffn(block.ffn_norm(x))
+            if reuse_suffix:
+                sk, sv = old.suffix_k, old.suffix_v  # type: ignore[union-attr]
+            elif xs is not None:
+                q, sk, sv = block.attn.project(block.attn_norm(xs))
+                # Within the suffix only relative positions matter: rotate by 0..S-1.
+                spos = torch.arange(len(suffix_ids), device=device).unsqueeze(0)
+                scos, ssin = self._rope(spos)
+                xs = xs + block.attn.attend(apply_rope(q, scos, ssin), apply_rope(sk, scos, ssin), sv, None)
+                xs = xs + block.ffn(block.ffn_norm(xs))
+            else:
+                sk, sv = empty, empty
+            layers.append(LayerKV(pk, pv, sk, sv))
+        return ContextCache(list(prefix_ids), list(suffix_ids), layers)
+
+    def _rotated_suffix_keys(self, cache: ContextCache, start: int) -> list[torch.Tensor]:
+        """Suffix keys rotated to absolute positions start..start+S-1, memoised per start."""
+        if cache._rotated_for != start or cache._rotated is None:
+            device = self.embed.weight.device
+            S = cache.suffix_len
+            if S == 0:
+                cache._rotated = [layer.suffix_k for layer in cache.layers]
+            else:
+                # Within-suffix attention used positions 0..S-1; the canvas sees them at start+j.
+                # Rotations compose, so the stored (unrotated) keys are rotated by start + j.
+                pos = torch.arange(start, start + S, device=device).unsqueeze(0)
+                cos, sin = self._rope(pos)
+                cache._rotated = [apply_rope(layer.suffix_k, cos, sin) for layer in cache.layers]
+            cache._rotated_for = start
+        return cache._rotated
+
+    @torch.no_grad()
+    def canvas_logits(self, cache: ContextCache, canvas_ids: torch.Tensor) -> torch.Tensor:
+        """Logits for every canvas position given the cached context.
+
+        canvas_ids: (B, N) — B canvases sharing one context (candidates). -> (B, N, V)
+        """
+        B, N = canvas_ids.shape
+        P = cache.prefix_len
+        device = canvas_ids.device
+        pos = torch.arange(P, P + N, device=device).unsqueeze(0).expand(B, N)
+        cos, sin = self._rope(pos)
+        suffix_keys = self._rotated_suffix_keys(cache, P + N)
+        x = self.embed(canvas_ids)  # (B, N, C)
+        for block, layer, sk in zip(self.blocks, cache.layers, suffix_keys):
+            q, k, v = block.attn.project(block.attn_norm(x))
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+            keys = torch.cat([sk.expand(B, -1, -1, -1), layer.prefix_k.expand(B, -1, -1, -1), k], dim=2)
+            values = torch.cat([layer.suffix_v.expand(B, -1, -1, -1), layer.prefix_v.expand(B, -1, -1, -1), v], dim=2)
+            x = x + block.attn.attend(q, keys, values, None)
+            x = x + block.ffn(block.ffn_norm(x))
+        return self.logits(self.final_norm(x))
