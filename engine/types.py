@@ -6,7 +6,10 @@ they never reach into the sampler or the model.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Optional, Protocol, Sequence
+
+if TYPE_CHECKING:
+    import torch
 
 
 class InfillError(Exception):
@@ -123,4 +126,17 @@ class SyntaxConstraint(Protocol):
     def polish(self, prefix: str, middle: str, suffix: str) -> str:
         """The middle trimmed at a syntactic boundary, with closers the suffix already
         has removed and indentation made consistent with the enclosing block."""
+        ...
+
+
+class DenoisingModel(Protocol):
+    """What the sampler needs from a model (the embedded InfillTransformer, or an adapter
+    over an open checkpoint family). The context cache is opaque to the sampler."""
+
+    def encode_context(self, prefix_ids: list[int], suffix_ids: list[int], reuse: object = None) -> object:
+        """Encode prefix and suffix once per request, reusing `reuse` where it is still valid."""
+        ...
+
+    def canvas_logits(self, cache: object, canvas_ids: "torch.Tensor") -> "torch.Tensor":
+        """(B, N) canvas ids (masks included) -> (B, N, V) float logits, one row per canvas position."""
         ...
