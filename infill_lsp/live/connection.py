@@ -1,0 +1,244 @@
+"""One WebSocket connection: reads client messages, keeps its sessions, routes engine frames.
+
+Everything here runs on the event loop. The only cross-thread entry is `_post`, which the
+engine thread calls through `Job.deliver`; it merely schedules `_on_engine` on the loop.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, Optional, Protocol, Union
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from . import protocol as p
+from .document import Document
+from .limits import Limits, TokenBucket
+from .outbox import BacklogOverflow, Outbox
+from .scheduler import FairScheduler, Job
+from .session import ActiveRequest, Session, split_context
+
+log = logging.getLogger("infill.live")
+
+_CLOSE_MARK = "__close__"  # an outbox entry that makes the sender close after what precedes it
+
+
+class Hub(Protocol):
+    """What a connection needs from the server that owns it."""
+
+    limits: Limits
+    scheduler: FairScheduler
+    model_name: str
+
+    def token_ok(self, token: Optional[str]) -> bool: ...
+    def reserve_session(self) -> bool: ...
+    def release_session(self) -> None: ...
+
+
+class LiveConnection:
+    def __init__(self, hub: Hub, ws: ServerConnection) -> None:
+        self.hub = hub
+        self.ws = ws
+        self.limits = hub.limits
+        self.sessions: dict[str, Session] = {}
+        self.outbox = Outbox(self.limits.max_backlog_frames)
+        self.bucket = TokenBucket(self.limits.messages_per_second, self.limits.message_burst)
+        self.strikes = 0
+        self.closing = False
+        self.loop = asyncio.get_running_loop()
+
+    async def serve(self) -> None:
+        sender = asyncio.create_task(self._send_loop())
+        self.send({"type": "hello", "protocol": p.PROTOCOL_VERSION, "server": "infill-live",
+                   "model": self.hub.model_name, "limits": self.limits.public()})
+        try:
+            async for raw in self.ws:
+                if self.closing:
+                    break
+                self._handle(raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            self._teardown()
+            if self.closing:
+                # Let the sender deliver the error frame and close with the documented code.
+                try:
+                    await asyncio.wait_for(sender, timeout=5.0)
+                except (asyncio.TimeoutError, ConnectionClosed):
+                    pass
+            sender.cancel()
+
+    # -- outgoing -------------------------------------------------------------------------
+
+    def send(self, frame: dict[str, Any]) -> None:
+        if self.closing:
+            return
+        try:
+            self.outbox.put(frame)
+        except BacklogOverflow as exc:
+            log.warning("closing a live connection that stopped reading: %s", exc)
+            self.closing = True
+            self.loop.create_task(self.ws.close(p.CLOSE_TOO_SLOW, "client too slow: frame backlog overflowed"))
+
+    def close_after_flush(self, code: int, reason: str) -> None:
+        if self.closing:
+            return
+        # Close reasons must fit a control frame (123 bytes); error messages are ASCII.
+        self.outbox.put_control({"type": _CLOSE_MARK, "code": code, "reason": reason[:120]})
+        self.closing = True
+
+    async def _send_loop(self) -> None:
+        try:
+            while True:
+                frame = await self.outbox.get()
+                if frame["type"] == _CLOSE_MARK:
+                    await self.ws.close(frame["code"], frame["reason"])
+                    return
+                await self.ws.send(_dumps(frame))
+        except ConnectionClosed:
+            pass
+
+    # -- incoming -------------------------------------------------------------------------
+
+    def _handle(self, raw: Union[str, bytes]) -> None:
+        if not self.bucket.take():
+            self.strikes += 1
+            if self.strikes >= self.limits.rate_strikes_before_close:
+                self.send(p.error_frame(p.E_RATE_LIMITED, "rate limit exceeded repeatedly; closing"))
+                self.close_after_flush(p.CLOSE_RATE_LIMIT, "rate limit exceeded repeatedly")
+            else:
+                self.send(p.error_frame(p.E_RATE_LIMITED, f"more than {self.limits.messages_per_second:g} messages "
+                                        f"per second; retry in {self.bucket.retry_after():.3f} s"))
+            return
+        self.strikes = 0
+        session_id: Optional[str] = None
+        try:
+            message = p.parse_message(raw, max_request_tokens=self.limits.max_request_tokens)
+            session_id = message.session
+            if isinstance(message, p.OpenMessage):
+                self._open(message)
+            elif isinstance(message, p.EditMessage):
+                self._edit(message)
+            elif isinstance(message, p.InfillMessage):
+                self._infill(message)
+            elif isinstance(message, p.CancelMessage):
+                self._cancel_active(self._session(message.session), "cancel")
+            elif isinstance(message, p.CloseMessage):
+                self._close_session(message.session)
+        except p.ProtocolError as err:
+            if err.session is None:
+                err.session = session_id
+            self.send(err.frame())
+            if err.fatal:
+                self.close_after_flush(err.close_code, err.message)
+        except Exception:
+            log.exception("live message handling failed")
+            self.send(p.error_frame(p.E_INTERNAL, "the server failed on this message; see its log",
+                                    session=session_id))
+
+    def _session(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise p.ProtocolError(p.E_UNKNOWN_SESSION, f"no open session {session_id!r} on this connection",
+                                  session=session_id)
+        return session
+
+    def _open(self, message: p.OpenMessage) -> None:
+        if not self.hub.token_ok(message.token):
+            reason = "missing token" if not message.token else "wrong token"
+            raise p.ProtocolError(p.E_UNAUTHORIZED, f"{reason}: pass the token the server printed at start",
+                                  session=message.session, fatal=True, close_code=p.CLOSE_UNAUTHORIZED)
+        if message.session in self.sessions:
+            raise p.ProtocolError(p.E_SESSION_EXISTS, f"session {message.session!r} is already open")
+        if len(self.sessions) >= self.limits.max_sessions_per_connection:
+            raise p.ProtocolError(p.E_TOO_MANY_SESSIONS, f"at most {self.limits.max_sessions_per_connection} "
+                                  "sessions per connection; close one first")
+        document = Document(message.text, max_chars=self.limits.max_document_chars)
+        if not self.hub.reserve_session():
+            raise p.ProtocolError(p.E_SERVER_FULL, "the server has as many sessions as it allows; try later")
+        self.sessions[message.session] = Session(message.session, document, message.language, message.settings)
+        self.send({"type": "opened", "session": message.session, "version": document.version,
+                   "language": message.language})
+
+    def _edit(self, message: p.EditMessage) -> None:
+        session = self._session(message.session)
+        version = session.document.apply(message.edits)  # all or nothing: a bad edit changes nothing
+        self._cancel_active(session, "edit")
+        self.send({"type": "edited", "session": session.id, "version": version})
+
+    def _infill(self, message: p.InfillMessage) -> None:
+        session = self._session(message.session)
+        try:
+            start, end = session.document.span(message.range)
+        except p.ProtocolError as err:
+            err.request_id = message.request_id
+            raise
+        prefix, suffix = split_context(session.document.text, start, end,
+                                       prefix_chars=self.limits.prefix_chars, suffix_chars=self.limits.suffix_chars)
+        self._cancel_active(session, "superseded")
+        job = Job(connection=id(self), session=session.id, request_id=message.request_id, prefix=prefix,
+                  suffix=suffix, language=session.language, settings={**session.settings, **message.settings},
+                  deliver=lambda kind, payload: None)
+        job.deliver = self._poster(job)
+        session.active = ActiveRequest(job, message.range, session.document.version)
+        self.hub.scheduler.submit(job)
+        self.send({"type": "queued", "session": session.id, "id": message.request_id,
+                   "pending": self.hub.scheduler.pending()})
+
+    def _cancel_active(self, session: Session, reason: str) -> None:
+        active = session.active
+        if active is None:
+            return
+        session.active = None
+        active.job.cancel.set()
+        self.hub.scheduler.withdraw(id(self), session.id)
+        self.outbox.drop_request(session.id, active.job.request_id)
+        self.send({"type": "cancelled", "session": session.id, "id": active.job.request_id, "reason": reason})
+
+    def _close_session(self, session_id: str) -> None:
+        session = self._session(session_id)
+        self._cancel_active(session, "close")
+        del self.sessions[session_id]
+        self.hub.release_session()
+        self.send({"type": "closed", "session": session_id})
+
+    def _teardown(self) -> None:
+        for session in self.sessions.values():
+            if session.active is not None:
+                session.active.job.cancel.set()
+                self.hub.scheduler.withdraw(id(self), session.id)
+                session.active = None
+            self.hub.release_session()
+        self.sessions.clear()
+
+    # -- from the engine thread ---------------------------------------------------------------
+
+    def _poster(self, job: Job):  # type: ignore[no-untyped-def]
+        def post(kind: str, payload: dict[str, Any]) -> None:
+            try:
+                self.loop.call_soon_threadsafe(self._on_engine, job, kind, payload)
+            except RuntimeError:
+                pass  # the loop is gone: the server is shutting down
+        return post
+
+    def _on_engine(self, job: Job, kind: str, payload: dict[str, Any]) -> None:
+        session = self.sessions.get(job.session)
+        if session is None or session.active is None or session.active.job is not job or job.cancel.is_set():
+            return  # superseded, cancelled or closed: its terminal frame was already sent
+        if kind == "step":
+            self.send({"type": "step", "session": session.id, "id": job.request_id, **payload})
+            return
+        active = session.active
+        session.active = None
+        if kind == "result":
+            self.send({"type": "result", "session": session.id, "id": job.request_id, "version": active.version,
+                       "range": active.range.to_json(), **payload})
+        else:
+            self.send(p.error_frame(payload["code"], payload["message"], session=session.id,
+                                    request_id=job.request_id))
+
+
+def _dumps(frame: dict[str, Any]) -> str:
+    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
