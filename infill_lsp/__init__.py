@@ -1,0 +1,1 @@
+"""Front ends that speak to editors: the language server (`infill lsp`, see server.py)."""

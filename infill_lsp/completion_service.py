@@ -1,0 +1,188 @@
+"""From "a cursor in a document" to "the text to show there", with the least model work.
+
+Every request, in order:
+  1. typed-through cache: the user typed the next characters of the last suggestion, so
+     the rest of it is the answer (no model pass);
+  2. supersede: a newer request for the same document cancels the older ones (those still
+     waiting never reach the model; one already running is stopped via its cancel Event);
+  3. debounce: wait `debounce_ms` for a newer keystroke before spending a model pass;
+  4. the model, on the engine's worker thread, cancellable at every denoising pass.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from lsprotocol import types
+
+from .config import LspSettings
+from .cross_file import cross_file_context
+from .documents import DocumentStore
+from .engine_host import EngineHost, EngineUnavailable
+from .stats import Stats
+from .suggestion_cache import SuggestionCache
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    suggestion_id: str
+    text: str  # to insert at the cursor
+    source: str  # "model" or "cache"
+    at: types.Position  # the cursor, clamped into the document
+
+
+@dataclass
+class _Ticket:
+    """One request in flight for a document."""
+
+    cancel: threading.Event = field(default_factory=threading.Event)
+    superseded: bool = False
+
+
+@dataclass(frozen=True)
+class _Shown:
+    uri: str
+    chars: int
+    source: str
+
+
+class CompletionService:
+    def __init__(
+        self,
+        documents: DocumentStore,
+        engine: EngineHost,
+        stats: Stats,
+        settings: Callable[[], LspSettings],
+        sampler_overrides: Callable[[], Mapping[str, object]],
+        language_for: Callable[[str], str | None],
+    ) -> None:
+        self._documents = documents
+        self._engine = engine
+        self._stats = stats
+        self._settings = settings
+        self._sampler_overrides = sampler_overrides
+        self._language_for = language_for
+        self._cache = SuggestionCache()
+        self._in_flight: dict[str, list[_Ticket]] = {}
+        self._ids = itertools.count(1)
+        self._shown: OrderedDict[str, _Shown] = OrderedDict()  # for accept bookkeeping
+
+    async def suggest(self, uri: str, position: types.Position) -> Suggestion | None:
+        """The suggestion at `position`, or None (nothing to say, or superseded).
+
+        Raises UnknownDocument for a document never opened, EngineUnavailable when the
+        model failed to load, asyncio.CancelledError when the client cancelled.
+        """
+        started = time.perf_counter()
+        self._stats.count("requests")
+        document = self._documents.get(uri)
+        offset = document.offset_at(position, self._documents.encoding)
+        prefix, suffix = document.text[:offset], document.text[offset:]
+        at = document.position_at(offset, self._documents.encoding)
+
+        ticket = self._supersede_older(uri)
+        try:
+            hit = self._cache.lookup(uri, prefix, suffix)
+            if hit is not None:
+                rest, entry = hit
+                self._stats.count("cache_hits")
+                return self._deliver(uri, rest, "cache", at, started)
+
+            settings = self._settings()
+            if settings.debounce_ms > 0:
+                await asyncio.sleep(settings.debounce_ms / 1000)
+            if ticket.cancel.is_set():
+                self._stats.count("superseded_before_model")
+                return None
+
+            context = cross_file_context(
+                document, self._documents.recently_edited(exclude=uri), settings.cross_file_chars
+            )
+            answer = await self._engine.infill(
+                context + _tail(prefix, settings.max_prefix_chars),
+                _head(suffix, settings.max_suffix_chars),
+                self._language_for(document.language_id),
+                ticket.cancel,
+                self._sampler_overrides(),
+            )
+            if answer is None:  # superseded while queued behind another model call
+                self._stats.count("superseded_before_model")
+                return None
+            self._stats.model_ran(answer.ms, answer.forwards)
+            if answer.stop_reason == "cancelled" or ticket.cancel.is_set():
+                self._stats.count("cancelled_during_model")
+                return None
+            suggestion = self._deliver(uri, answer.middle, "model", at, started)
+            if suggestion is not None:
+                self._cache.store(uri, prefix, suffix, answer.middle, suggestion.suggestion_id)
+            return suggestion
+        except asyncio.CancelledError:
+            ticket.cancel.set()  # stops the model at its next pass
+            if not ticket.superseded:
+                self._stats.count("cancelled_by_client")
+            raise
+        except EngineUnavailable:
+            self._stats.count("model_unavailable")
+            raise
+        finally:
+            tickets = self._in_flight.get(uri, [])
+            if ticket in tickets:
+                tickets.remove(ticket)
+            if not tickets:
+                self._in_flight.pop(uri, None)
+
+    def accepted(self, suggestion_id: str) -> bool:
+        """Count an accepted suggestion (the client ran our accept command)."""
+        shown = self._shown.pop(suggestion_id, None)
+        if shown is None:
+            self._stats.count("accept_unknown_id")
+            return False
+        self._stats.count("accepted")
+        self._stats.count(f"accepted_from_{shown.source}")
+        self._stats.count("accepted_chars", shown.chars)
+        return True
+
+    def forget(self, uri: str) -> None:
+        """The document closed: drop its cache and stop its work."""
+        self._cache.forget(uri)
+        for ticket in self._in_flight.pop(uri, []):
+            ticket.superseded = True
+            ticket.cancel.set()
+
+    # -- internals ----------------------------------------------------------------------
+    def _supersede_older(self, uri: str) -> _Ticket:
+        tickets = self._in_flight.setdefault(uri, [])
+        for older in tickets:
+            older.superseded = True
+            older.cancel.set()
+        ticket = _Ticket()
+        tickets.append(ticket)
+        return ticket
+
+    def _deliver(self, uri: str, text: str, source: str, at: types.Position, started: float) -> Suggestion | None:
+        self._stats.answered((time.perf_counter() - started) * 1000, shown=bool(text))
+        if not text:
+            return None
+        suggestion = Suggestion(f"s{next(self._ids)}", text, source, at)
+        self._shown[suggestion.suggestion_id] = _Shown(uri, len(text), source)
+        while len(self._shown) > 512:
+            self._shown.popitem(last=False)
+        return suggestion
+
+
+def _tail(text: str, limit: int) -> str:
+    """The last `limit` characters, starting at a line start when one is near."""
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    newline = text.find("\n", cut)
+    return text[newline + 1:] if 0 <= newline < cut + 200 else text[cut:]
+
+
+def _head(text: str, limit: int) -> str:
+    return text[:limit]

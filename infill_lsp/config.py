@@ -1,0 +1,129 @@
+"""Settings the client sends (initializationOptions, workspace/configuration and
+workspace/didChangeConfiguration), parsed into one typed object.
+
+Keys are camelCase as LSP clients write them. Sampler knobs are the engine's
+`SamplerSettings` fields, accepted at the top level in camelCase or snake_case
+("maxTokens" or "max_tokens") or under a "sampler" table; their names are checked against
+the engine only when the engine is imported (see `check_sampler_overrides`), so parsing
+never pulls in torch on the event loop.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+SECTION = "infill"  # the workspace/configuration section this server reads
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def snake_case(name: str) -> str:
+    return _CAMEL_BOUNDARY.sub(r"_\1", name).lower()
+
+
+@dataclass(frozen=True)
+class LspSettings:
+    model_dir: str | None = None  # None = the engine's embedded model
+    debounce_ms: float = 15.0  # wait this long for a newer keystroke before running the model
+    cross_file_chars: int = 1500  # budget for context taken from other open documents (0 = off)
+    max_prefix_chars: int = 16000  # text before the cursor handed to the engine (it trims by tokens too)
+    max_suffix_chars: int = 4000  # text after the cursor handed to the engine
+    sampler: Mapping[str, object] = field(default_factory=dict)  # SamplerSettings overrides
+
+
+# Server knobs: camelCase key -> (attribute, accepted types, lower bound)
+_SERVER_KEYS: dict[str, tuple[str, tuple[type, ...], float]] = {
+    "debounceMs": ("debounce_ms", (int, float), 0),
+    "crossFileChars": ("cross_file_chars", (int,), 0),
+    "maxPrefixChars": ("max_prefix_chars", (int,), 1),
+    "maxSuffixChars": ("max_suffix_chars", (int,), 0),
+}
+
+
+def parse_settings(raw: Any, base: LspSettings) -> tuple[LspSettings, list[str]]:
+    """Apply a client's settings object on top of `base`.
+
+    Returns the new settings and a list of one-line problems (bad types, bad values).
+    A bad key is skipped; the rest still apply, so one typo never disables the server.
+    """
+    problems: list[str] = []
+    if raw is None:
+        return base, problems
+    if not isinstance(raw, Mapping):
+        return base, [f"settings must be an object, got {type(raw).__name__}"]
+    # Clients nest our settings under "infill" in didChangeConfiguration; accept both shapes.
+    if isinstance(raw.get(SECTION), Mapping):
+        raw = raw[SECTION]
+
+    changes: dict[str, object] = {}
+    sampler = dict(base.sampler)
+    for key, value in raw.items():
+        if not isinstance(key, str):
+            continue
+        if key == "modelDir" or key == "model_dir":
+            if value is None or value == "":
+                changes["model_dir"] = None
+            elif isinstance(value, str):
+                changes["model_dir"] = value
+            else:
+                problems.append(f"modelDir must be a string path, got {value!r}")
+        elif key in _SERVER_KEYS:
+            attribute, kinds, lower = _SERVER_KEYS[key]
+            if isinstance(value, bool) or not isinstance(value, kinds) or value < lower:
+                problems.append(f"{key} must be a number >= {lower:g}, got {value!r}")
+            else:
+                changes[attribute] = value
+        elif key == "sampler":
+            if not isinstance(value, Mapping):
+                problems.append(f"sampler must be an object, got {value!r}")
+                continue
+            for knob, knob_value in value.items():
+                _set_knob(sampler, str(knob), knob_value, problems)
+        else:
+            _set_knob(sampler, key, value, problems)
+    return replace(base, sampler=sampler, **changes), problems  # type: ignore[arg-type]
+
+
+def _set_knob(sampler: dict[str, object], key: str, value: object, problems: list[str]) -> None:
+    if value is None:
+        sampler.pop(snake_case(key), None)  # null = back to the engine's default
+    elif isinstance(value, (bool, int, float)):
+        sampler[snake_case(key)] = value
+    else:
+        problems.append(f"{key} must be a number or a boolean, got {value!r}")
+
+
+def check_sampler_overrides(overrides: Mapping[str, object]) -> tuple[dict[str, object], list[str]]:
+    """Keep the overrides the engine knows with values of the right type.
+
+    Imports the engine's types (heavy the first time): call it off the event loop.
+    """
+    from engine.types import SamplerSettings  # deferred: engine imports torch
+
+    defaults = SamplerSettings()
+    known: dict[str, object] = {}
+    problems: list[str] = []
+    for name, value in overrides.items():
+        if name not in SamplerSettings.__dataclass_fields__:
+            problems.append(
+                f"unknown setting {name!r}; sampler settings are: "
+                + ", ".join(sorted(SamplerSettings.__dataclass_fields__))
+            )
+            continue
+        default = getattr(defaults, name)
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, int):
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        else:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok:
+            problems.append(f"{name} must be a {type(default).__name__}, got {value!r}")
+            continue
+        known[name] = value
+    try:
+        defaults.replace(**known)
+    except Exception as error:  # the engine's own validation (InfillError or a TypeError)
+        return {}, [f"sampler settings rejected: {error}"]
+    return known, problems

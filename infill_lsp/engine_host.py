@@ -1,0 +1,135 @@
+"""Owns the engine: loads it in the background and runs infill calls off the event loop.
+
+Loading (torch import, weights) takes seconds, so it runs on its own thread while the
+server keeps answering. Model calls run on one dedicated worker thread: the engine holds
+a lock anyway, and a separate executor keeps pygls' own pool (which reads stdin) free.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModelAnswer:
+    middle: str
+    forwards: int
+    ms: float
+    stop_reason: str
+
+
+class EngineUnavailable(Exception):
+    """The model failed to load; the message says why (one line, for the user)."""
+
+
+class EngineHost:
+    def __init__(self) -> None:
+        self._engine: Any = None
+        self._ready: asyncio.Future[Any] | None = None
+        self._load_generation = 0
+        self._model_dir: str | None = None
+        self._loading_dir: str | None = None
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-engine")
+        self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-load")
+
+    @property
+    def model_name(self) -> str | None:
+        return getattr(self._engine, "model_name", None)
+
+    @property
+    def requested_dir(self) -> str | None:
+        """The model directory most recently asked for (loading or loaded)."""
+        return self._loading_dir
+
+    @property
+    def loaded(self) -> bool:
+        return self._engine is not None
+
+    async def load(self, model_dir: str | None) -> str:
+        """Load (or reload) the model; returns its name. Raises EngineUnavailable.
+
+        Requests arriving meanwhile wait on `wait_ready`; a newer load supersedes this one.
+        """
+        loop = asyncio.get_running_loop()
+        self._load_generation += 1
+        generation = self._load_generation
+        self._loading_dir = model_dir
+        if self._ready is None or self._ready.done():
+            self._ready = loop.create_future()
+        ready = self._ready
+        try:
+            engine = await loop.run_in_executor(self._loader, _load_engine, model_dir)
+        except EngineUnavailable as error:
+            if generation == self._load_generation and not ready.done():
+                if self._engine is None:
+                    ready.set_exception(error)
+                    ready.exception()  # mark retrieved: waiters re-raise it themselves
+                else:
+                    ready.set_result(self._engine)  # keep serving with the old model
+            raise
+        if generation == self._load_generation:
+            self._engine = engine
+            self._model_dir = model_dir
+            if not ready.done():
+                ready.set_result(engine)
+        return str(getattr(engine, "model_name", "model"))
+
+    async def wait_ready(self) -> Any:
+        """The engine, once loaded. Raises EngineUnavailable when loading failed."""
+        if self._engine is not None:  # while a reload runs, the old model keeps serving
+            return self._engine
+        if self._ready is None:
+            raise EngineUnavailable("the model has not started loading (the client never sent 'initialized')")
+        return await asyncio.shield(self._ready)
+
+    async def infill(
+        self,
+        prefix: str,
+        suffix: str,
+        language: str | None,
+        cancel: threading.Event,
+        settings: Mapping[str, object],
+    ) -> ModelAnswer | None:
+        """Run the model on the worker thread; None when cancelled before it started."""
+        engine = await self.wait_ready()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._worker, _run_infill, engine, prefix, suffix, language, cancel, dict(settings)
+        )
+
+    def run_on_worker(self, function: Callable[[], Any]) -> "asyncio.Future[Any]":
+        return asyncio.get_running_loop().run_in_executor(self._worker, function)
+
+    def close(self) -> None:
+        self._worker.shutdown(wait=False, cancel_futures=True)
+        self._loader.shutdown(wait=False, cancel_futures=True)
+
+
+def _load_engine(model_dir: str | None) -> Any:
+    try:
+        import engine  # deferred: importing torch takes seconds
+    except Exception as error:  # a broken install must not take the server down
+        raise EngineUnavailable(f"cannot import the engine: {error}") from error
+    try:
+        return engine.load(model_dir=model_dir)
+    except engine.InfillError as error:
+        raise EngineUnavailable(str(error)) from error
+    except Exception as error:
+        log.exception("model load failed")
+        raise EngineUnavailable(f"cannot load the model from {model_dir or 'the embedded model'}: {error}") from error
+
+
+def _run_infill(
+    engine: Any, prefix: str, suffix: str, language: str | None, cancel: threading.Event, settings: dict
+) -> ModelAnswer | None:
+    # A request superseded while it queued behind another never reaches the model.
+    if cancel.is_set():
+        return None
+    result = engine.infill(prefix, suffix, language=language, cancel=cancel, **settings)
+    return ModelAnswer(result.middle, result.forwards, result.ms, result.stop_reason)

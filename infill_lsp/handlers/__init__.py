@@ -1,0 +1,21 @@
+"""One module per LSP feature; each has `register(server)`.
+
+A new feature (the next-edit request `infill/nextEdit` is the next one planned) is one
+more module here with its own `register`, added to FEATURES; it gets the shared state
+(documents, engine, stats) from the InfillServer it is given.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import accept, completion, configuration, documents, inline_completion, lifecycle, stats
+
+if TYPE_CHECKING:
+    from ..server import InfillServer
+
+FEATURES = (lifecycle, documents, configuration, inline_completion, completion, accept, stats)
+
+
+def register_all(server: "InfillServer") -> None:
+    for feature in FEATURES:
+        feature.register(server)

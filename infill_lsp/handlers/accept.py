@@ -1,0 +1,27 @@
+"""The `infill.accept` command: clients run it when the user takes a suggestion."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from ..completion_service import Suggestion
+
+if TYPE_CHECKING:
+    from ..server import InfillServer
+
+ACCEPT_COMMAND = "infill.accept"
+
+
+def accept_command(suggestion: Suggestion) -> types.Command:
+    return types.Command(title="Accept infill suggestion", command=ACCEPT_COMMAND, arguments=[suggestion.suggestion_id])
+
+
+def register(server: "InfillServer") -> None:
+    @server.command(ACCEPT_COMMAND)
+    def accept(ls: "InfillServer", *arguments: Any) -> dict:
+        suggestion_id = arguments[0] if arguments else None
+        if not isinstance(suggestion_id, str):
+            ls.tell_log(f"{ACCEPT_COMMAND} expects one suggestion id, got {list(arguments)!r}", types.MessageType.Warning)
+            return {"accepted": False}
+        return {"accepted": ls.completions.accepted(suggestion_id)}

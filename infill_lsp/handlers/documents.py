@@ -1,0 +1,29 @@
+"""Text sync: didOpen / didChange (incremental) / didClose into the DocumentStore."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..documents import UnknownDocument
+
+if TYPE_CHECKING:
+    from ..server import InfillServer
+
+
+def register(server: "InfillServer") -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: "InfillServer", params: types.DidOpenTextDocumentParams) -> None:
+        ls.documents.open(params.text_document)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: "InfillServer", params: types.DidChangeTextDocumentParams) -> None:
+        try:
+            ls.documents.change(params.text_document, params.content_changes)
+        except UnknownDocument as error:
+            ls.tell_log(f"change ignored: {error}", types.MessageType.Warning)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: "InfillServer", params: types.DidCloseTextDocumentParams) -> None:
+        ls.documents.close(params.text_document.uri)
+        ls.completions.forget(params.text_document.uri)

@@ -1,0 +1,55 @@
+"""initialize / initialized: negotiate positions, read settings, start the model loading.
+
+`initialize` answers at once; the model loads in the background after `initialized`, with
+$/progress, and completion requests that arrive meanwhile wait for it.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
+
+from ..config import SECTION
+
+if TYPE_CHECKING:
+    from ..server import InfillServer
+
+
+def register(server: "InfillServer") -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: "InfillServer", params: types.InitializeParams) -> None:
+        # pygls advertises this same choice in the capabilities it builds after us.
+        encoding = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
+        ls.documents.encoding = encoding.value if isinstance(encoding, types.PositionEncodingKind) else str(encoding)
+        ls.initialization_options = params.initialization_options
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: "InfillServer", params: types.InitializedParams) -> None:
+        await ls.apply_settings(getattr(ls, "initialization_options", None), "initializationOptions")
+        await pull_configuration(ls)
+        asyncio.ensure_future(ls.load_model())
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: "InfillServer", params: None) -> None:
+        ls.engine.close()
+
+
+async def pull_configuration(ls: "InfillServer") -> None:
+    """Ask the client for the "infill" section (workspace/configuration), if it can answer."""
+    capabilities = ls.client_capabilities
+    if not (capabilities.workspace and capabilities.workspace.configuration):
+        return
+    try:
+        answer = await asyncio.wait_for(
+            ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+            ),
+            timeout=5,
+        )
+    except Exception as error:  # a client that errs or never answers keeps the defaults
+        ls.tell_log(f"workspace/configuration failed: {error}", types.MessageType.Warning)
+        return
+    if answer:
+        await ls.apply_settings(answer[0], "workspace/configuration")

@@ -1,0 +1,209 @@
+"""`infill lsp`: the language server.
+
+    infill lsp [--stdio]                       # default: talk LSP over stdin/stdout
+    infill lsp --tcp --port 2087 [--host 127.0.0.1]
+    infill lsp --model DIR                     # a model directory instead of the embedded one
+
+The features live one per module in infill_lsp/handlers/; this module holds the state
+they share (documents, settings, the engine, stats) and the entry point.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import time
+from dataclasses import replace
+from typing import Any, Mapping
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from .completion_service import CompletionService, Suggestion
+from .config import LspSettings, check_sampler_overrides, parse_settings
+from .documents import DocumentStore, UnknownDocument
+from .engine_host import EngineHost, EngineUnavailable
+from .protocol import InfillProtocol
+from .stats import Stats
+
+__version__ = "0.1.0"
+log = logging.getLogger("infill_lsp")
+
+
+def language_for_lsp_id(lsp_id: str) -> str | None:
+    """The engine's language name for an LSP language id (None = no grammar for it)."""
+    try:
+        from grammars import language_for_lsp_id as lookup  # written alongside; may be absent
+    except Exception:
+        return lsp_id or None
+    try:
+        return lookup(lsp_id)
+    except Exception:
+        return None
+
+
+class InfillServer(LanguageServer):
+    def __init__(self, model_dir: str | None = None) -> None:
+        super().__init__(
+            "infill",
+            __version__,
+            protocol_cls=InfillProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.documents = DocumentStore()
+        self.engine = EngineHost()
+        self.stats = Stats()
+        # --model on the command line wins over the client's modelDir setting.
+        self.cli_model_dir = model_dir
+        self.settings = LspSettings(model_dir=model_dir)
+        self.sampler_overrides: Mapping[str, object] = {}
+        self.completions = CompletionService(
+            self.documents,
+            self.engine,
+            self.stats,
+            settings=lambda: self.settings,
+            sampler_overrides=lambda: self.sampler_overrides,
+            language_for=language_for_lsp_id,
+        )
+        self._last_popup = 0.0
+        self.load_started = False  # set once the client said 'initialized'
+        from . import handlers
+
+        handlers.register_all(self)
+
+    # -- messages to the user -----------------------------------------------------------
+    def tell_log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        log.log(logging.WARNING if kind <= types.MessageType.Warning else logging.INFO, message)
+        self.window_log_message(types.LogMessageParams(type=kind, message=f"infill: {message}"))
+
+    def tell_user(self, message: str, kind: types.MessageType = types.MessageType.Error) -> None:
+        """A popup for things the user must act on (bad model dir, bad settings)."""
+        self.tell_log(message, kind)
+        self.window_show_message(types.ShowMessageParams(type=kind, message=f"infill: {message}"))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Protocol-level trouble (a malformed message, a failing notification handler) goes
+        # to the log, with at most one popup a minute: a misbehaving client must not flood
+        # the user with dialogs.
+        message = f"internal error ({type(error).__name__}): {str(error).splitlines()[0] if str(error) else ''}"
+        self.tell_log(message, types.MessageType.Error)
+        now = time.monotonic()
+        if now - self._last_popup > 60:
+            self._last_popup = now
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=f"infill: {message} (details in the log)")
+            )
+
+    # -- settings and the model ---------------------------------------------------------
+    async def apply_settings(self, raw: Any, origin: str) -> None:
+        """Apply a settings object from the client; reload the model if its dir changed."""
+        settings, problems = parse_settings(raw, self.settings)
+        if self.cli_model_dir is not None:
+            settings = replace(settings, model_dir=self.cli_model_dir)
+        overrides, more = await asyncio.to_thread(check_sampler_overrides, settings.sampler)
+        problems += more
+        model_changed = settings.model_dir != self.settings.model_dir
+        self.settings = settings
+        self.sampler_overrides = overrides
+        for problem in problems:
+            self.tell_user(f"setting ignored ({origin}): {problem}", types.MessageType.Warning)
+        if model_changed and self.load_started:
+            asyncio.ensure_future(self.load_model())
+
+    async def load_model(self) -> None:
+        """Load the model in the background, reporting through $/progress when the client
+        supports it. Never raises: failures reach the user as a message."""
+        self.load_started = True
+        model_dir = self.settings.model_dir
+        token = f"infill-load-{time.monotonic_ns()}"
+        progress = _supports_progress(self)
+        if progress:
+            try:
+                await asyncio.wait_for(self.work_done_progress.create_async(token), timeout=5)
+                self.work_done_progress.begin(
+                    token,
+                    types.WorkDoneProgressBegin(
+                        title="infill: loading model", message=model_dir or "embedded model", cancellable=False
+                    ),
+                )
+            except Exception as error:  # the client refused or never answered: no progress bar
+                log.info("no progress bar: %s", error)
+                progress = False
+        started = time.perf_counter()
+        try:
+            name = await self.engine.load(model_dir)
+        except EngineUnavailable as error:
+            outcome = f"model not loaded: {error}"
+            self.tell_user(outcome)
+        else:
+            outcome = f"model {name} ready in {time.perf_counter() - started:.1f} s"
+            self.tell_log(outcome)
+        if progress:
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=outcome))
+
+    # -- the shared path of inline completion and completion ----------------------------
+    async def suggest(self, uri: str, position: types.Position) -> Suggestion | None:
+        """A suggestion, or None; problems go to the log/popup, never to a crash."""
+        try:
+            return await self.completions.suggest(uri, position)
+        except UnknownDocument as error:
+            self.tell_log(str(error), types.MessageType.Warning)
+        except EngineUnavailable as error:
+            self.tell_log(f"no completion: {error}", types.MessageType.Warning)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # an engine bug must not take the server down
+            log.exception("completion failed")
+            self.stats.count("errors")
+            self.tell_log(f"completion failed: {type(error).__name__}: {error}", types.MessageType.Error)
+        return None
+
+
+def _supports_progress(server: InfillServer) -> bool:
+    try:
+        window = server.client_capabilities.window
+    except Exception:
+        return False
+    return bool(window and window.work_done_progress)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="infill lsp", description="The infill language server.")
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
+    transport.add_argument("--tcp", action="store_true", help="listen on a TCP port instead")
+    parser.add_argument("--host", default="127.0.0.1", help="TCP address to bind (default: loopback only)")
+    parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
+    parser.add_argument("--model", metavar="DIR", default=None, help="model directory (default: the embedded model)")
+    parser.add_argument("--log-file", metavar="PATH", default=None, help="write a debug log here")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if not (0 < args.port < 65536):
+        print(f"infill lsp: --port must be 1-65535, got {args.port}", file=sys.stderr)
+        return 2
+    # stdout carries the protocol: logs go to stderr (or a file), never to stdout.
+    logging.basicConfig(
+        level=logging.DEBUG if args.log_file else logging.WARNING,
+        filename=args.log_file,
+        stream=None if args.log_file else sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("pygls").setLevel(logging.WARNING if not args.log_file else logging.INFO)
+    server = InfillServer(model_dir=args.model)
+    try:
+        if args.tcp:
+            print(f"infill lsp: listening on {args.host}:{args.port}", file=sys.stderr, flush=True)
+            server.start_tcp(args.host, args.port)
+        else:
+            server.start_io()
+    finally:
+        server.engine.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
