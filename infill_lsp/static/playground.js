@@ -1,0 +1,274 @@
+// The infill playground: one live session over the protocol in docs/live-protocol.md.
+// Plain script, no build step and nothing fetched from elsewhere (the page's CSP forbids it).
+"use strict";
+
+(function () {
+  const PROTOCOL = 1;
+  const SESSION = "playground";
+  const CONTEXT_LINES = 4; // prefix/suffix lines shown around the live canvas
+  const SYNC_DELAY_MS = 40; // typing is batched into one edit per pause (the server rate-limits)
+
+  const $ = (id) => document.getElementById(id);
+  const editor = $("editor");
+  const canvasView = $("canvas");
+  const stepsList = $("steps");
+  const statsView = $("stats");
+  const summaryView = $("summary");
+  const statusView = $("status");
+  const errorView = $("error");
+  const runButton = $("run");
+  const cancelButton = $("cancel");
+  const tokenInput = $("token");
+
+  let ws = null;
+  let sessionOpen = false;
+  let synced = ""; // the text the server's copy holds once our sent edits apply
+  let syncTimer = null;
+  let nextRequestId = 1;
+  let pending = null; // {id, start, end, text, prefixTail, suffixHead, canvas, stepsRendered}
+
+  // -- helpers ---------------------------------------------------------------------------
+
+  // (line, character) of a UTF-16 offset: the protocol counts characters as JavaScript does.
+  function positionAt(text, offset) {
+    let line = 0;
+    let lineStart = 0;
+    for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) {
+      line += 1;
+      lineStart = i + 1;
+    }
+    return { line: line, character: offset - lineStart };
+  }
+
+  function rangeOf(text, start, end) {
+    return { start: positionAt(text, start), end: positionAt(text, end) };
+  }
+
+  function setState(state, label) {
+    document.body.dataset.state = state;
+    statusView.textContent = label;
+    const ready = state === "ready" || state === "done";
+    runButton.disabled = !ready && state !== "running";
+    cancelButton.disabled = state !== "running";
+  }
+
+  function showError(message) {
+    errorView.textContent = message;
+    errorView.hidden = !message;
+  }
+
+  function send(message) {
+    if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+  }
+
+  function settings() {
+    const maxTokens = Math.max(1, Math.min(256, parseInt($("max-tokens").value, 10) || 32));
+    return { max_tokens: maxTokens };
+  }
+
+  // -- keeping the server's copy of the document in step ----------------------------------
+
+  function flushEdits() {
+    if (syncTimer !== null) {
+      clearTimeout(syncTimer);
+      syncTimer = null;
+    }
+    const now = editor.value;
+    if (!sessionOpen || now === synced) return;
+    // One edit for the changed span: the common prefix and suffix are untouched.
+    let head = 0;
+    const limit = Math.min(now.length, synced.length);
+    while (head < limit && now.charCodeAt(head) === synced.charCodeAt(head)) head++;
+    let tail = 0;
+    while (tail < limit - head &&
+           now.charCodeAt(now.length - 1 - tail) === synced.charCodeAt(synced.length - 1 - tail)) tail++;
+    const range = rangeOf(synced, head, synced.length - tail);
+    send({ type: "edit", session: SESSION, edits: [{ range: range, text: now.slice(head, now.length - tail) }] });
+    synced = now;
+  }
+
+  function scheduleSync() {
+    if (syncTimer === null) syncTimer = setTimeout(flushEdits, SYNC_DELAY_MS);
+  }
+
+  // -- requests --------------------------------------------------------------------------
+
+  function requestInfill() {
+    if (!sessionOpen) return;
+    flushEdits();
+    const text = editor.value;
+    const start = editor.selectionStart;
+    const end = editor.selectionEnd;
+    const id = nextRequestId++;
+    const before = text.slice(0, start).split("\n");
+    const after = text.slice(end).split("\n");
+    pending = {
+      id: id, start: start, end: end, text: text,
+      prefixTail: before.slice(-CONTEXT_LINES).join("\n"),
+      suffixHead: after.slice(0, CONTEXT_LINES).join("\n"),
+      canvas: [], fresh: new Set(), edited: new Set(), stepsRendered: 0,
+    };
+    stepsList.replaceChildren();
+    statsView.textContent = "";
+    summaryView.textContent = start === end ? "infill at cursor" : "rewrite of selection";
+    showError("");
+    renderCanvas();
+    setState("running", "denoising…");
+    send({ type: "infill", session: SESSION, id: id, range: rangeOf(text, start, end), settings: settings() });
+  }
+
+  function renderCanvas() {
+    const parts = [];
+    const context = (text) => {
+      const span = document.createElement("span");
+      span.className = "context";
+      span.textContent = text;
+      return span;
+    };
+    if (pending) {
+      parts.push(context(pending.prefixTail));
+      pending.canvas.forEach((piece, position) => {
+        const span = document.createElement("span");
+        span.className = "tok";
+        span.dataset.position = String(position);
+        if (piece === null) {
+          span.classList.add("masked");
+        } else if (piece === "") {
+          span.classList.add("eom");
+          span.textContent = pending.fresh.has(position) ? "\u220e" : "";
+        } else {
+          span.textContent = piece;
+          const confidence = pending.confidence ? pending.confidence[position] : undefined;
+          if (confidence !== undefined) span.style.setProperty("--conf", String(confidence));
+        }
+        if (pending.fresh.has(position)) span.classList.add("fresh");
+        if (pending.edited.has(position)) span.classList.add("edited");
+        parts.push(span);
+      });
+      parts.push(context(pending.suffixHead));
+    }
+    canvasView.replaceChildren(...parts);
+    canvasView.dataset.masked = String(pending ? pending.canvas.filter((piece) => piece === null).length : 0);
+    canvasView.dataset.steps = String(pending ? pending.stepsRendered : 0);
+  }
+
+  function onStep(frame) {
+    if (!pending || frame.id !== pending.id) return;
+    pending.canvas = frame.canvas;
+    pending.confidence = pending.confidence || {};
+    pending.fresh = new Set();
+    pending.edited = new Set();
+    for (const change of frame.changes) {
+      pending.confidence[change.position] = change.confidence;
+      (change.kind === "edit" ? pending.edited : pending.fresh).add(change.position);
+    }
+    pending.stepsRendered += 1;
+    renderCanvas(); // synchronously, so every step frame becomes a rendering of its own
+    const item = document.createElement("li");
+    item.className = "step";
+    const merged = frame.coalesced ? ` (${frame.coalesced + 1} passes merged)` : "";
+    item.textContent = `pass ${frame.step}: ${frame.changes.length} tokens, ${frame.masked} masked, ` +
+      `${frame.ms.toFixed(1)} ms${merged}`;
+    stepsList.appendChild(item);
+    summaryView.textContent = `${frame.masked} masked · ${frame.ms.toFixed(0)} ms`;
+  }
+
+  function onResult(frame) {
+    if (!pending || frame.id !== pending.id) return;
+    const request = pending;
+    const s = frame.stats;
+    statsView.textContent = `${s.tokens} tokens in ${s.forwards} passes ` +
+      `(${s.tokens_per_forward.toFixed(2)} tokens/pass) · ${s.ms.toFixed(1)} ms engine · ` +
+      `${frame.elapsed_ms.toFixed(1)} ms total · ${s.stop_reason}`;
+    summaryView.textContent = "done";
+    pending.fresh = new Set();
+    pending.edited = new Set();
+    renderCanvas();
+    pending = null;
+    // Apply only if the text is still what the request saw (an edit would have cancelled it).
+    if (editor.value === request.text) {
+      editor.setRangeText(frame.text, request.start, request.end, "end");
+      editor.focus();
+      flushEdits();
+    }
+    setState("done", "done");
+  }
+
+  function onCancelled(frame) {
+    if (!pending || frame.id !== pending.id) return;
+    pending = null;
+    summaryView.textContent = `cancelled (${frame.reason})`;
+    setState("ready", "ready");
+  }
+
+  function onError(frame) {
+    showError(`${frame.code}: ${frame.message}`);
+    if (pending && frame.id === pending.id) {
+      pending = null;
+      setState("ready", "ready");
+    }
+  }
+
+  // -- connection ---------------------------------------------------------------------------
+
+  function connect() {
+    if (ws) ws.close(1000, "reconnecting");
+    sessionOpen = false;
+    pending = null;
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const socket = new WebSocket(`${scheme}://${location.host}/ws`);
+    ws = socket;
+    setState("connecting", "connecting…");
+    socket.onmessage = (event) => {
+      let frame;
+      try {
+        frame = JSON.parse(event.data);
+      } catch (err) {
+        showError("the server sent a frame that is not JSON");
+        return;
+      }
+      switch (frame.type) {
+        case "hello":
+          $("model").textContent = frame.model;
+          synced = editor.value;
+          send({ type: "open", session: SESSION, protocol: PROTOCOL, token: tokenInput.value,
+                 text: synced, language: $("language").value || null });
+          break;
+        case "opened":
+          sessionOpen = true;
+          setState("ready", "ready");
+          flushEdits(); // anything typed while the session was opening
+          break;
+        case "step": onStep(frame); break;
+        case "result": onResult(frame); break;
+        case "cancelled": onCancelled(frame); break;
+        case "error": onError(frame); break;
+        default: break; // queued, edited, closed: nothing to show
+      }
+    };
+    socket.onclose = (event) => {
+      if (ws !== socket) return;
+      sessionOpen = false;
+      const reason = event.reason ? `: ${event.reason}` : "";
+      setState("closed", `disconnected (${event.code}${reason})`);
+    };
+  }
+
+  // -- wiring ---------------------------------------------------------------------------------
+
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (fromHash) tokenInput.value = fromHash;
+
+  editor.addEventListener("input", scheduleSync);
+  editor.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+      event.preventDefault();
+      requestInfill();
+    }
+  });
+  runButton.addEventListener("click", requestInfill);
+  cancelButton.addEventListener("click", () => send({ type: "cancel", session: SESSION }));
+  $("reconnect").addEventListener("click", connect);
+  $("language").addEventListener("change", connect); // the language is fixed per session
+  connect();
+})();
