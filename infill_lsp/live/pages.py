@@ -71,6 +71,8 @@ class OriginPolicy:
 
 
 def static_response(path: str) -> Optional[Response]:
+    if path == "/favicon.ico":
+        return _response(204, "No Content", b"", "image/x-icon")  # spares browsers a logged 404
     entry = STATIC_FILES.get(path)
     if entry is None:
         return None

@@ -268,7 +268,10 @@
   });
   runButton.addEventListener("click", requestInfill);
   cancelButton.addEventListener("click", () => send({ type: "cancel", session: SESSION }));
-  $("reconnect").addEventListener("click", connect);
+  $("connection-form").addEventListener("submit", (event) => {
+    event.preventDefault(); // nothing is posted anywhere: the token goes into the `open` message
+    connect();
+  });
   $("language").addEventListener("change", connect); // the language is fixed per session
   connect();
 })();
