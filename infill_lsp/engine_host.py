@@ -114,15 +114,14 @@ class EngineHost:
 def _load_engine(model_dir: str | None) -> Any:
     try:
         import engine  # deferred: importing torch takes seconds
-    except Exception as error:  # a broken install must not take the server down
-        raise EngineUnavailable(f"cannot import the engine: {error}") from error
-    try:
+
         return engine.load(model_dir=model_dir)
-    except engine.InfillError as error:
-        raise EngineUnavailable(str(error)) from error
-    except Exception as error:
+    except Exception as error:  # a broken install or model must not take the server down
+        if type(error).__name__ == "InfillError":  # the engine's own one-line message
+            raise EngineUnavailable(str(error)) from error
         log.exception("model load failed")
-        raise EngineUnavailable(f"cannot load the model from {model_dir or 'the embedded model'}: {error}") from error
+        where = model_dir or "the embedded model"
+        raise EngineUnavailable(f"cannot load the model from {where}: {type(error).__name__}: {error}") from error
 
 
 def _run_infill(

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 import attrs
+import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
@@ -80,5 +81,9 @@ class InfillProtocol(LanguageServerProtocol):
 
 
 def _first_line(error: BaseException) -> str:
+    if isinstance(error, cattrs.BaseValidationError):
+        # cattrs names the offending field: "expected int @ $.params.position.line"
+        details = cattrs.transform_error(error, path="$")
+        return "; ".join(details)[:300]
     text = str(error).strip().splitlines()
     return (text[0] if text else type(error).__name__)[:300]

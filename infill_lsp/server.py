@@ -133,7 +133,7 @@ class InfillServer(LanguageServer):
         started = time.perf_counter()
         try:
             name = await self.engine.load(model_dir)
-        except EngineUnavailable as error:
+        except Exception as error:  # EngineUnavailable, or anything unforeseen
             outcome = f"model not loaded: {error}"
             self.tell_user(outcome)
         else:
@@ -186,10 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"infill lsp: --port must be 1-65535, got {args.port}", file=sys.stderr)
         return 2
     # stdout carries the protocol: logs go to stderr (or a file), never to stdout.
+    handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
     logging.basicConfig(
         level=logging.DEBUG if args.log_file else logging.WARNING,
-        filename=args.log_file,
-        stream=None if args.log_file else sys.stderr,
+        handlers=[handler],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     logging.getLogger("pygls").setLevel(logging.WARNING if not args.log_file else logging.INFO)
