@@ -1,0 +1,10 @@
+; SAFIM-style infilling tasks (see python/tasks.scm for the capture names).
+(function_declaration body: (statement_block) @block.inner)
+(method_definition body: (statement_block) @block.inner)
+(if_statement consequence: (statement_block) @block.inner)
+(for_statement body: (statement_block) @block.inner)
+(for_in_statement body: (statement_block) @block.inner)
+(while_statement body: (statement_block) @block.inner)
+(if_statement condition: (parenthesized_expression) @condition.inner)
+(while_statement condition: (parenthesized_expression) @condition.inner)
+(call_expression arguments: (arguments) @arguments.inner)

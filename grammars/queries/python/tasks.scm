@@ -1,0 +1,10 @@
+; SAFIM-style infilling tasks. `@kind` takes the node's whole text as the middle;
+; `@kind.inner` takes the text between its first and last child (the brackets).
+(function_definition body: (block) @block)
+(if_statement consequence: (block) @block)
+(for_statement body: (block) @block)
+(while_statement body: (block) @block)
+(if_statement condition: (_) @condition)
+(elif_clause condition: (_) @condition)
+(while_statement condition: (_) @condition)
+(call arguments: (argument_list) @arguments.inner)

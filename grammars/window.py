@@ -1,0 +1,113 @@
+"""The window of text around the cursor that the syntax checks look at, with its baseline.
+
+Only a window is parsed: the last lines of the prefix and the first lines of the suffix.
+Errors elsewhere in the file are never seen, and errors inside the window that the empty
+middle already has (the baseline) are not blamed on the completion.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+
+from .registry import LanguageSpec
+from .syntax import IncrementalParser, SyntaxErrorSpan, minimal_errors, token_left, token_right
+
+PREFIX_WINDOW_CHARS = 3000
+SUFFIX_WINDOW_CHARS = 1500
+
+
+def prefix_window(prefix: str, limit: int = PREFIX_WINDOW_CHARS) -> str:
+    """The tail of the prefix, starting at the start of a line that starts a statement.
+
+    A line that begins with a letter, '@' or '#' at column 0 is preferred: it is unlikely
+    to sit inside a bracket or a string, so the window parses like the whole file would.
+    """
+    if len(prefix) <= limit:
+        return prefix
+    tail_start = len(prefix) - limit
+    first_line = prefix.find("\n", tail_start)
+    if first_line < 0:
+        return prefix[tail_start:]
+    best = first_line + 1
+    i = best
+    while 0 <= i < len(prefix):
+        ch = prefix[i] if i < len(prefix) else ""
+        if ch.isalpha() or ch in "@#_":
+            return prefix[i:]
+        nxt = prefix.find("\n", i)
+        i = nxt + 1 if nxt >= 0 else -1
+    return prefix[best:]
+
+
+def suffix_window(suffix: str, limit: int = SUFFIX_WINDOW_CHARS) -> str:
+    """The head of the suffix, cut at the end of a line."""
+    if len(suffix) <= limit:
+        return suffix
+    cut = suffix.rfind("\n", 0, limit)
+    return suffix[: cut + 1] if cut > 0 else suffix[:limit]
+
+
+@dataclass
+class Window:
+    """The per-request state: window text, the baseline parse and a reusable parser."""
+
+    spec: LanguageSpec
+    prefix: bytes
+    suffix: bytes
+    baseline: list[SyntaxErrorSpan]
+    probe_parser: IncrementalParser
+    final_parser: IncrementalParser
+    prefix_text: str = ""
+    suffix_text: str = ""
+    cursor_errors: list[SyntaxErrorSpan] = field(default_factory=list)
+
+    @property
+    def cursor(self) -> int:
+        return len(self.prefix)
+
+    @classmethod
+    def build(cls, spec: LanguageSpec, prefix: str, suffix: str) -> "Window":
+        language: ts.Language = spec.ts_language()
+        wp, ws = prefix_window(prefix), suffix_window(suffix)
+        wp_b, ws_b = wp.encode("utf-8"), ws.encode("utf-8")
+        final_parser = IncrementalParser(language)
+        text = wp_b + ws_b
+        baseline = minimal_errors(final_parser.parse(text).root_node)
+        cursor = len(wp_b)
+        # Errors at the cursor are the hole the middle is meant to fill, not the file's.
+        at_cursor = [e for e in baseline if token_left(text, e.start) <= cursor <= token_right(text, e.end)]
+        return cls(
+            spec=spec,
+            prefix=wp_b,
+            suffix=ws_b,
+            baseline=baseline,
+            probe_parser=IncrementalParser(language),
+            final_parser=final_parser,
+            prefix_text=wp,
+            suffix_text=ws,
+            cursor_errors=at_cursor,
+        )
+
+    def baseline_near(self, lo: int, hi: int) -> bool:
+        """Whether the baseline has an error touching [lo, hi] (baseline byte offsets)."""
+        return any(e.start <= hi and e.end >= lo for e in self.baseline)
+
+
+class WindowCache:
+    """Windows of the last few requests, keyed by the window texts themselves."""
+
+    def __init__(self, spec: LanguageSpec, size: int = 8) -> None:
+        self._spec = spec
+        self._size = size
+        self._windows: dict[tuple[str, str], Window] = {}
+
+    def get(self, prefix: str, suffix: str) -> Window:
+        key = (prefix_window(prefix), suffix_window(suffix))
+        window = self._windows.get(key)
+        if window is None:
+            if len(self._windows) >= self._size:
+                self._windows.pop(next(iter(self._windows)))
+            window = Window.build(self._spec, prefix, suffix)
+            self._windows[key] = window
+        return window
