@@ -62,6 +62,7 @@ class SessionState:
     first_seen: bool = False
     finished: set[int] = field(default_factory=set)
     superseded: set[int] = field(default_factory=set)
+    highest_queued: int = 0  # the newest request id the server has acknowledged
     done: Optional[asyncio.Event] = None
 
 
@@ -113,7 +114,7 @@ async def drive_session(ws: ClientConnection, state: SessionState, deadline: flo
         stats.requests += 1
         await ws.send(json.dumps(infill_message(state, request_id, max_tokens)))
         if rng.random() < 0.1:
-            # Supersede it: the older one must end with `cancelled`, never with a result.
+            # Supersede it: once the newer one is queued, the older may only end with `cancelled`.
             state.superseded.add(request_id)
             request_id += 1
             state.current, state.sent_at, state.first_seen = request_id, time.monotonic(), False
@@ -149,7 +150,10 @@ async def read_frames(ws: ClientConnection, sessions: dict[str, SessionState], s
         if kind == "opened":
             state.open = True
             continue
-        if kind in ("edited", "closed", "queued"):
+        if kind == "queued":
+            state.highest_queued = max(state.highest_queued, int(frame.get("id", 0)))
+            continue
+        if kind in ("edited", "closed"):
             continue
         request_id = frame.get("id")
         if not isinstance(request_id, int) or request_id in state.finished or request_id > (state.current or 0):
@@ -158,9 +162,9 @@ async def read_frames(ws: ClientConnection, sessions: dict[str, SessionState], s
         now = time.monotonic()
         if kind == "step":
             stats.steps += 1
-            if request_id != state.current:
-                stats.violation(f"{state.name}: step for request {request_id} after a newer one was sent")
-            elif not state.first_seen:
+            if request_id < state.highest_queued:
+                stats.violation(f"{state.name}: step for request {request_id} after a newer one was queued")
+            elif request_id == state.current and not state.first_seen:
                 state.first_seen = True
                 stats.first_frame_ms.append((now - state.sent_at) * 1000.0)
             continue
@@ -172,8 +176,9 @@ async def read_frames(ws: ClientConnection, sessions: dict[str, SessionState], s
         elif kind == "result":
             stats.results += 1
             expected = {"line": state.line, "character": 4}
-            if request_id in state.superseded:
-                stats.violation(f"{state.name}: result for superseded request {request_id}")
+            if request_id in state.superseded and state.highest_queued > request_id:
+                # It may finish before the server reads its successor, never after acknowledging it.
+                stats.violation(f"{state.name}: result for request {request_id} after a newer one was queued")
             if frame.get("range") != {"start": expected, "end": expected} or frame.get("version") != state.version:
                 stats.violation(f"{state.name}: result range/version {frame.get('range')}/{frame.get('version')} "
                                 f"is not this session's {expected}/{state.version}")
