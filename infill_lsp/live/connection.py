@@ -47,6 +47,7 @@ class LiveConnection:
         self.bucket = TokenBucket(self.limits.messages_per_second, self.limits.message_burst)
         self.strikes = 0
         self.closing = False
+        self._close_task: Optional[asyncio.Task[None]] = None  # held so it is not garbage-collected
         self.loop = asyncio.get_running_loop()
 
     async def serve(self) -> None:
@@ -80,7 +81,8 @@ class LiveConnection:
         except BacklogOverflow as exc:
             log.warning("closing a live connection that stopped reading: %s", exc)
             self.closing = True
-            self.loop.create_task(self.ws.close(p.CLOSE_TOO_SLOW, "client too slow: frame backlog overflowed"))
+            self._close_task = self.loop.create_task(
+                self.ws.close(p.CLOSE_TOO_SLOW, "client too slow: frame backlog overflowed"))
 
     def close_after_flush(self, code: int, reason: str) -> None:
         if self.closing:
