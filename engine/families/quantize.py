@@ -1,36 +1,39 @@
 """Quantized loading for family checkpoints, delegated to engine.quant.
 
-bitsandbytes 8-bit / NF4 and the engine's own int8 / int4 linears are implemented in
-engine.quant (another part of the engine); this module only routes a family network's
-nn.Linear layers there and turns a missing piece into a clear InfillError.
+    bnb8  bitsandbytes 8-bit (engine.quant.bnb, Linear8bitLt)
+    nf4   bitsandbytes NF4   (engine.quant.bnb, Linear4bit)
+    int8  the engine's own per-channel int8 linears (engine.quant.quantize_model)
+    int4  the engine's own group-wise int4 linears
+
+Every linear of the blocks is quantized; the embedding and lm_head stay in the load dtype
+(the head of a 150K vocabulary is where quantization error shows most, and the memory
+table in docs/families.md counts it in bf16).
 """
 from __future__ import annotations
-
-import importlib
 
 from engine.families.network import BidirectionalDecoder
 from engine.types import InfillError
 
-# name users pass -> (engine.quant module, mode string that module understands)
-QUANT_MODES: dict[str, tuple[str, str]] = {
-    "bnb8": ("engine.quant.bnb", "int8"),
-    "nf4": ("engine.quant.bnb", "nf4"),
-    "int8": ("engine.quant", "int8"),
-    "int4": ("engine.quant", "int4"),
-}
+QUANT_MODES = ("bnb8", "nf4", "int8", "int4")
+
+
+def block_linear_names(net: BidirectionalDecoder) -> list[str]:
+    return [name for name, mod in net.named_modules() if type(mod).__name__ == "Linear" and name.startswith("layers.")]
 
 
 def quantize_network(net: BidirectionalDecoder, mode: str, device: str) -> BidirectionalDecoder:
-    module_name, inner = QUANT_MODES[mode]
+    """Quantize `net` in place; a missing optional dependency is a one-line InfillError."""
     try:
-        module = importlib.import_module(module_name)
+        if mode in ("bnb8", "nf4"):
+            from engine.quant.bnb import quantize_linears
+
+            quantize_linears(net, "int8" if mode == "bnb8" else "nf4", skip=("lm_head",))
+        else:
+            from engine.quant import quantize_model
+
+            quantize_model(net, bits=8 if mode == "int8" else 4, modules=block_linear_names(net))
     except ImportError as exc:
-        raise InfillError(f"quantization {mode!r} needs {module_name}, which is not available ({exc})") from None
-    fn = getattr(module, "quantize_linears", None)
-    if fn is None:
-        raise InfillError(f"quantization {mode!r}: {module_name} has no quantize_linears() yet")
-    try:
-        out = fn(net, inner)
-    except (RuntimeError, ValueError, ImportError) as exc:
+        raise InfillError(f"quantization {mode!r} needs a package that is not installed: {exc}") from None
+    except (RuntimeError, ValueError, TypeError) as exc:
         raise InfillError(f"quantization {mode!r} failed on {device}: {str(exc).splitlines()[0]}") from None
-    return out if isinstance(out, BidirectionalDecoder) else net
+    return net

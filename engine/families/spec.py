@@ -44,7 +44,7 @@ class FamilySpec:
     pad_is_attended: bool  # False: pad tokens are hidden from attention as keys
     weights: dict[str, str]  # internal parameter name -> checkpoint tensor name ({i} = layer)
     ignore_patterns: tuple[str, ...]
-    params_b: float  # parameters (billions) of the reference checkpoint, for docs
+    reference: dict[str, Any]  # shape of the family's reference checkpoint, for the memory table
     requires_mask_token: bool = False
     pretokenize_regex: Optional[str] = None  # for vocab.json + merges.txt directories
     source: Path = field(default=DATA_DIR)
@@ -84,7 +84,7 @@ def parse_spec(data: dict, source: Path) -> FamilySpec:
             pad_is_attended=bool(layout.get("pad_is_attended", True)),
             weights=dict(data["weights"]),
             ignore_patterns=tuple(data.get("ignore", {}).get("patterns", [])),
-            params_b=float(data.get("memory", {}).get("params_b", 0.0)),
+            reference=dict(data.get("memory", {})),
             requires_mask_token=bool(data.get("requires_mask_token", False)),
             pretokenize_regex=data.get("tokenizer", {}).get("pretokenize_regex"),
             source=source,
