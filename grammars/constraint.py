@@ -9,6 +9,7 @@ there. Anything a hole could still explain is let through; `accept_final` judges
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -97,13 +98,19 @@ class TreeSitterConstraint:
         self.spec = spec
         self.stats = ConstraintStats()
         self._windows = WindowCache(spec)
+        # One object serves all requests of its language; parsers are not thread-safe.
+        self._lock = threading.Lock()
+        quote_chars = {q for pair in spec.quotes for q in pair}
+        self._closing_bytes = [c.encode() for c in {close for _, close in spec.brackets} | quote_chars]
+        self._opening_bytes = [c.encode() for c in {open_ for open_, _ in spec.brackets} | quote_chars]
 
     # -- the commit check -------------------------------------------------------------
 
     def allows(self, prefix: str, pieces: Sequence[Optional[str]], suffix: str) -> bool:
         started = time.perf_counter()
         try:
-            ok = self._allows(self._windows.get(prefix, suffix), pieces)
+            with self._lock:
+                ok = self._allows(self._windows.get(prefix, suffix), pieces)
         finally:
             self.stats.allows_calls += 1
             self.stats.allows_seconds += time.perf_counter() - started
@@ -124,10 +131,34 @@ class TreeSitterConstraint:
     def _sealed(self, window: Window, probe: Probe, error: SyntaxErrorSpan) -> bool:
         """Whether no filling of the holes can repair `error` (see the module docstring)."""
         text = probe.text
-        lo, hi = token_left(text, error.start), token_right(text, error.end)
+        lo = token_left(text, error.start)
+        # A parser may notice an error only at the token after it, so that token (and any
+        # hole before it) belongs to the error; not so when the error ends in a closer,
+        # which the parser rejects the moment it reads it.
+        ends_in_closer = text[error.start : error.end].rstrip()[-1:] in self._closing_bytes
+        hi = error.end if ends_in_closer and not error.missing else token_right(text, error.end)
         if hi < probe.canvas_start or lo > probe.canvas_end:
             return False  # wholly in the context: not the canvas's doing
-        if any(start <= hi and end >= lo for start, end in probe.holes):
+        holes = probe.holes
+
+        def hole_in(a: int, b: int) -> bool:
+            # Half-open [a, b): a hole right after a closer that ended the error is not in it.
+            return any(start < b and (end > a or start == end >= a) for start, end in holes)
+
+        # Parsers notice an error a token or more after its cause, so a hole earlier on
+        # the error's line may be the cause (a later hole cannot be).
+        if hole_in(text.rfind(b"\n", 0, lo) + 1, hi):
+            return False
+        # A stray closer or quote may get its partner from any earlier hole, an unclosed
+        # opener from any later one.
+        zone = text[lo:hi]
+        if any(c in zone for c in self._closing_bytes) and hole_in(probe.canvas_start, hi):
+            return False
+        if any(c in zone for c in self._opening_bytes) and hole_in(lo, probe.canvas_end):
+            return False
+        # Errors that spill into the suffix are usually the unfinished canvas's block
+        # structure; judge them only once the canvas has no holes left.
+        if hi > probe.canvas_end and holes:
             return False
         canvas_len = probe.canvas_end - probe.canvas_start
         if lo < probe.canvas_start and window.baseline_near(lo, window.cursor):
@@ -141,7 +172,8 @@ class TreeSitterConstraint:
     def accept_final(self, prefix: str, middle: str, suffix: str) -> bool:
         started = time.perf_counter()
         try:
-            ok = self.new_errors(prefix, middle, suffix) <= 0
+            with self._lock:
+                ok = splice_error_balance(self._windows.get(prefix, suffix), middle) <= 0
         finally:
             self.stats.final_calls += 1
             self.stats.final_seconds += time.perf_counter() - started
@@ -156,16 +188,16 @@ class TreeSitterConstraint:
         the end in the suffix) are untouched and ignored. The baseline's errors at the
         cursor are the empty hole itself, so they are not counted as errors the file had.
         """
-        window = self._windows.get(prefix, suffix)
-        return splice_error_balance(window, middle)
+        with self._lock:
+            return splice_error_balance(self._windows.get(prefix, suffix), middle)
 
     # -- polishing ----------------------------------------------------------------------
 
     def polish(self, prefix: str, middle: str, suffix: str) -> str:
         started = time.perf_counter()
         try:
-            window = self._windows.get(prefix, suffix)
-            polished = polish_mod.polish(window, middle)
+            with self._lock:
+                polished = polish_mod.polish(self._windows.get(prefix, suffix), middle)
         finally:
             self.stats.polish_calls += 1
             self.stats.polish_seconds += time.perf_counter() - started

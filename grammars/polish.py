@@ -114,7 +114,13 @@ def fix_indentation(window: Window, middle: str) -> str:
             shift = line_indent + _width(unit, tab) - _width(_indent_of(body), tab)
             if _width(_indent_of(body), tab) <= line_indent and shift > 0:
                 pad = unit if unit == "\t" else " " * shift
-                lines = [lines[0]] + [pad + l if l.strip() else l for l in lines[1:]]
+                shifted = [lines[0]]
+                for index, line in enumerate(lines[1:], start=1):
+                    if line.strip().startswith(closers):  # the block's own closer stays put
+                        shifted.extend(lines[index:])
+                        break
+                    shifted.append(pad + line if line.strip() else line)
+                lines = shifted
     return "\n".join(lines)
 
 
@@ -194,12 +200,15 @@ def trim_to_unit(window: Window, middle: str) -> str:
     end = cursor + len(middle_b)
     qc = ts.QueryCursor(query)
     qc.set_byte_range(max(0, cursor - 1), end)
-    ends: set[int] = set()
-    for nodes in qc.captures(tree.root_node).values():
+    # Statement-level cuts first: cutting `return total * (a +` back to `return total`
+    # would parse, but change what the code means.
+    ends: dict[str, set[int]] = {"unit": set(), "inline": set()}
+    for name, nodes in qc.captures(tree.root_node).items():
         for node in nodes:
-            if cursor < node.end_byte < end and not node.has_error:
-                ends.add(node.end_byte)
-    for cut in sorted(ends, reverse=True)[:MAX_TRIM_TRIES]:
+            if name in ends and cursor < node.end_byte < end and not node.has_error:
+                ends[name].add(node.end_byte)
+    cuts = sorted(ends["unit"], reverse=True) + sorted(ends["inline"] - ends["unit"], reverse=True)
+    for cut in cuts[:MAX_TRIM_TRIES]:
         candidate = middle_b[: cut - cursor].decode("utf-8", errors="ignore")
         if splice_error_balance(window, candidate) <= 0:
             return candidate

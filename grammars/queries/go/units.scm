@@ -19,6 +19,6 @@
   (method_declaration)
   (block)
 ] @unit
-(argument_list (_) @unit)
-[(argument_list) (parenthesized_expression) (call_expression) (selector_expression) (index_expression)] @unit
-[(binary_expression) (unary_expression) (identifier)] @unit
+(argument_list (_) @inline)
+[(argument_list) (parenthesized_expression) (call_expression) (selector_expression) (index_expression)] @inline
+[(binary_expression) (unary_expression) (identifier)] @inline

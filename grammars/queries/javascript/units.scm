@@ -20,6 +20,6 @@
   (import_statement)
   (export_statement)
 ] @unit
-(arguments (_) @unit)
-[(arguments) (parenthesized_expression) (array) (object) (call_expression) (member_expression) (subscript_expression)] @unit
-[(binary_expression) (unary_expression) (identifier)] @unit
+(arguments (_) @inline)
+[(arguments) (parenthesized_expression) (array) (object) (call_expression) (member_expression) (subscript_expression)] @inline
+[(binary_expression) (unary_expression) (identifier)] @inline

@@ -22,7 +22,8 @@
   (class_definition)
   (decorated_definition)
 ] @unit
-; Mid-line units: a finished argument, a closed bracket, a finished operand.
-(argument_list (_) @unit)
-[(argument_list) (parenthesized_expression) (list) (tuple) (dictionary) (set) (subscript) (call)] @unit
-[(comparison_operator) (boolean_operator) (not_operator) (binary_operator) (identifier) (attribute)] @unit
+; Mid-line units (@inline), tried only when no statement-level cut works:
+; a finished argument, a closed bracket, a finished operand.
+(argument_list (_) @inline)
+[(argument_list) (parenthesized_expression) (list) (tuple) (dictionary) (set) (subscript) (call)] @inline
+[(comparison_operator) (boolean_operator) (not_operator) (binary_operator) (identifier) (attribute)] @inline

@@ -15,6 +15,6 @@
   (block)
   (macro_invocation)
 ] @unit
-(arguments (_) @unit)
-[(arguments) (parenthesized_expression) (call_expression) (field_expression) (index_expression)] @unit
-[(binary_expression) (unary_expression) (identifier)] @unit
+(arguments (_) @inline)
+[(arguments) (parenthesized_expression) (call_expression) (field_expression) (index_expression)] @inline
+[(binary_expression) (unary_expression) (identifier)] @inline
