@@ -146,8 +146,11 @@ class TreeSitterConstraint:
             return any(start < b and (end > a or start == end >= a) for start, end in holes)
 
         # Parsers notice an error a token or more after its cause, so a hole earlier on
-        # the error's line may be the cause (a later hole cannot be).
-        if hole_in(text.rfind(b"\n", 0, lo) + 1, hi):
+        # the error's line, or on the line before (`(p) <hole> {` then `const x`), may be
+        # the cause; a later hole cannot be.
+        line_start = text.rfind(b"\n", 0, lo) + 1
+        previous_start = text.rfind(b"\n", 0, max(0, line_start - 1)) + 1 if line_start else 0
+        if hole_in(previous_start, hi):
             return False
         # A stray closer or quote may get its partner from any earlier hole, an unclosed
         # opener from any later one.
