@@ -85,6 +85,10 @@ class FamilyModel:
         # never let the sampler pick one.
         self.tokenizer_vocab = min(tokenizer_vocab, net.cfg.vocab_size)
 
+    def with_policy(self, policy: CachePolicy) -> "FamilyModel":
+        """The same network (no copy) under another cache policy."""
+        return FamilyModel(self.net, self.spec, self.ids, self.tokenizer_vocab, policy)
+
     # ------------------------------------------------------------------ layout
     def _role_ids(self, roles: tuple[str, ...]) -> list[int]:
         out = []

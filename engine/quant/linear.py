@@ -24,8 +24,6 @@ from engine.quant import formats
 
 @functools.lru_cache(maxsize=1)
 def triton_kernels_available() -> bool:
-    if os.environ.get("INFILL_QUANT_KERNEL", "").lower() == "torch":
-        return False
     try:
         import engine.quant.triton_kernels  # noqa: F401
     except Exception:  # ImportError, or a triton that cannot find a driver
@@ -34,7 +32,12 @@ def triton_kernels_available() -> bool:
 
 
 def _use_triton(x: torch.Tensor) -> bool:
-    return x.is_cuda and triton_kernels_available()
+    # INFILL_QUANT_KERNEL=torch forces the torch path (A/B on a GPU); =triton forces the
+    # kernels even for CPU tensors, which only works under TRITON_INTERPRET=1 (tests).
+    choice = os.environ.get("INFILL_QUANT_KERNEL", "").lower()
+    if choice == "torch":
+        return False
+    return (x.is_cuda or choice == "triton") and triton_kernels_available()
 
 
 class Int8Linear(nn.Module):

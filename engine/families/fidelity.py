@@ -1,0 +1,109 @@
+"""How far the dual cache's logits drift from the exact ones, per refresh policy.
+
+`measure_policy` decodes each prompt with a plain confidence-ordered loop (commit the
+`per_pass` most confident masked positions per pass, grow the canvas `block` positions at
+a time — the shape of the engine's sampler, without its thresholds, edits or syntax
+checks) twice: once under the policy and once exact. Along the cached run it also
+computes the exact logits of the very same canvas, so the drift is measured pass by pass:
+relative logit error and top-1 agreement over the masked positions, and at the end
+whether the two runs produced the same middle.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import torch
+
+from engine.families.adapter import CachePolicy, FamilyModel
+
+
+@dataclass
+class DecodeTrace:
+    tokens: list[int]  # the middle, up to (excluding) the first end-of-middle
+    forwards: int
+    seconds: float
+    refreshes: int  # full-sequence passes (all of them when exact)
+
+
+@torch.no_grad()
+def confidence_decode(model: FamilyModel, prefix: list[int], suffix: list[int], max_tokens: int = 64, block: int = 16, per_pass: int = 2, exact_twin: FamilyModel | None = None, drift: list | None = None) -> DecodeTrace:
+    """Greedy masked-diffusion decoding at batch 1. With `exact_twin`, appends to `drift`
+    one (relative error, top-1 agreement) pair per pass, comparing against exact logits."""
+    mask, eom = model.ids.mask, model.ids.eom
+    ctx = model.encode_context(prefix, suffix)
+    twin_ctx = exact_twin.encode_context(prefix, suffix) if exact_twin is not None else None
+    canvas = torch.full((1, min(block, max_tokens)), mask, dtype=torch.long, device=model.net.device)
+    forwards, start = 0, time.perf_counter()
+    while True:
+        masked = canvas[0] == mask
+        if not masked.any():
+            ends = (canvas[0] == eom).nonzero()
+            if len(ends) or canvas.shape[1] >= max_tokens:
+                break
+            grow = min(block, max_tokens - canvas.shape[1])
+            canvas = torch.cat([canvas, torch.full((1, grow), mask, dtype=torch.long, device=canvas.device)], dim=1)
+            continue
+        logits = model.canvas_logits(ctx, canvas)[0]  # (N, V)
+        forwards += 1
+        if exact_twin is not None and drift is not None:
+            ref = exact_twin.canvas_logits(twin_ctx, canvas)[0]
+            rows = masked.nonzero().squeeze(1)
+            a, b = logits[rows], ref[rows]
+            finite = torch.isfinite(b)
+            err = float((a[finite] - b[finite]).abs().max() / b[finite].abs().max())
+            agree = float((a.argmax(-1) == b.argmax(-1)).float().mean())
+            drift.append((err, agree))
+        logits[:, mask] = float("-inf")  # never "predict" a mask
+        probs = logits.softmax(-1)
+        conf, tok = probs.max(-1)
+        conf = torch.where(masked, conf, torch.full_like(conf, -1.0))
+        k = min(per_pass, int(masked.sum()))
+        pick = conf.topk(k).indices
+        canvas[0, pick] = tok[pick]
+        # Everything after a committed end-of-middle is end-of-middle too.
+        ends = (canvas[0] == eom).nonzero()
+        if len(ends):
+            canvas[0, int(ends[0]) :] = eom
+    out = canvas[0].tolist()
+    if eom in out:
+        out = out[: out.index(eom)]
+    seconds = time.perf_counter() - start
+    return DecodeTrace(out, forwards, seconds, forwards if model.policy.exact else ctx.refreshes)
+
+
+@dataclass
+class PolicyReport:
+    policy: str
+    passes: int
+    refreshes_per_infill: float
+    max_rel_err: float
+    mean_rel_err: float
+    top1_agreement: float  # over masked positions, all passes
+    same_middle: float  # fraction of prompts whose middle equals the exact run's
+    forwards: int
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def measure_policy(model: FamilyModel, policy: CachePolicy, prompts: Sequence[tuple[list[int], list[int]]], max_tokens: int = 64, block: int = 16, per_pass: int = 2) -> PolicyReport:
+    cached, exact = model.with_policy(policy), model.with_policy(CachePolicy(1))
+    drift: list[tuple[float, float]] = []
+    same, forwards, seconds, refreshes = 0, 0, 0.0, 0
+    for prefix, suffix in prompts:
+        trace = confidence_decode(cached, prefix, suffix, max_tokens, block, per_pass, exact_twin=exact, drift=drift)
+        ref = confidence_decode(exact, prefix, suffix, max_tokens, block, per_pass)
+        same += trace.tokens == ref.tokens
+        forwards += trace.forwards
+        # Time without the twin's extra passes: rerun cached alone.
+        timed = confidence_decode(cached, prefix, suffix, max_tokens, block, per_pass)
+        seconds += timed.seconds
+        refreshes += timed.refreshes
+    errs = [e for e, _ in drift] or [0.0]
+    agrees = [a for _, a in drift] or [1.0]
+    n = max(len(prompts), 1)
+    return PolicyReport(policy.describe(), len(drift), refreshes / n, max(errs), sum(errs) / len(errs), sum(agrees) / len(agrees), same / n, forwards, seconds)
+
