@@ -16,6 +16,14 @@ def percentile(samples: list[float], fraction: float) -> float | None:
     return ordered[rank - 1]
 
 
+# Always reported (as 0 until they happen), so clients can diff two snapshots.
+OUTCOMES = (
+    "requests", "shown", "empty", "accepted", "cache_hits", "superseded_before_model",
+    "cancelled_by_client", "cancelled_during_model", "model_runs", "forwards",
+    "model_unavailable", "errors",
+)
+
+
 @dataclass
 class Stats:
     """Counters by outcome and the latency of the last `window` answered requests."""
@@ -53,7 +61,7 @@ class Stats:
 
         return {
             "uptime_s": round(time.monotonic() - self.started, 1),
-            "counts": dict(sorted(self.counts.items())),
+            "counts": dict(sorted({**dict.fromkeys(OUTCOMES, 0), **self.counts}.items())),
             "shown": shown,
             "accepted": self.counts["accepted"],
             "acceptance_rate": round(self.counts["accepted"] / shown, 4) if shown else None,
