@@ -62,9 +62,15 @@ def quantize_linears(
         else:
             new = bnb.nn.Linear4bit(linear.in_features, linear.out_features, bias=has_bias, compute_dtype=compute_dtype or dtype, quant_type="nf4")
             new.weight = bnb.nn.Params4bit(weight, requires_grad=False, quant_type="nf4")
+            if linear.in_features % new.weight.blocksize:
+                # bitsandbytes 0.50.2's CPU repacking for AVX512-BF16 (taken in eval mode)
+                # reshapes the absmax table as if in_features were a multiple of the
+                # block size and raises otherwise; the generic CPU path handles any size.
+                new.support_avx512bf16_for_cpu = False
         if has_bias:
             new.bias = nn.Parameter(linear.bias.detach().to("cpu", copy=True), requires_grad=False)
         new = new.to(device)  # this is where bitsandbytes quantizes
+        new.train(linear.training)  # a fresh module is in training mode; keep the model's
         parent_name, _, child = name.rpartition(".")
         setattr(model.get_submodule(parent_name) if parent_name else model, child, new)
         replaced.append(name)
