@@ -1,0 +1,266 @@
+// End-to-end test of the infill extension in a real VS Code (code-server), driven by
+// playwright-core through the system Chromium. scripts/vscode_e2e.sh prepares everything
+// and passes it in through the E2E_* variables below.
+//
+// What it proves: the packaged .vsix installs; the extension starts `infill lsp`; the model loads (status bar); typing a function header brings
+// ghost text from the server; Tab puts it in the file; the accept command reached the
+// server (its infill/stats count it); a broken setting gives a message naming the fix
+// while the editor stays usable. It does not judge the completion's quality.
+
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import { strict as assert } from 'node:assert';
+import { chromium } from 'playwright-core';
+
+const here = import.meta.dirname;
+const env = {
+  node24: required('E2E_NODE24'),
+  vsix: required('E2E_VSIX'),
+  infill: required('E2E_INFILL'),
+  modelDir: process.env.E2E_MODEL_DIR ?? '',
+  artifacts: resolve(process.env.E2E_ARTIFACTS ?? join(here, 'artifacts')),
+  chromium: process.env.E2E_CHROMIUM ?? '/usr/bin/chromium',
+  codeServer: join(here, 'node_modules', 'code-server', 'out', 'node', 'entry.js'),
+};
+
+// Model loading and the first completion run on a CPU that may be shared with other work.
+const READY_TIMEOUT_MS = 180_000;
+const GHOST_TIMEOUT_MS = 120_000;
+const HEADER = 'def add(a, b):';
+
+function required(name) {
+  const value = process.env[name];
+  if (!value) {
+    throw new Error(`${name} is not set; run scripts/vscode_e2e.sh`);
+  }
+  return value;
+}
+
+const root = mkdtempSync(join(tmpdir(), 'infill-vscode-e2e-'));
+const userData = join(root, 'user-data');
+const extensionsDir = join(root, 'extensions');
+const workspace = join(root, 'workspace');
+const file = join(workspace, 'main.py');
+// Settings scoped to the machine (infill.server.path, infill.modelDir) are read from the
+// remote machine's file in code-server; the editor's from the user's. Both get the same.
+const settingsFiles = [join(userData, 'User', 'settings.json'), join(userData, 'Machine', 'settings.json')];
+const writeSettings = (settings) => settingsFiles.forEach((f) => writeFileSync(f, JSON.stringify(settings, null, 2)));
+let codeServer;
+let browser;
+let page;
+const serverLog = [];
+
+function userSettings(extra = {}) {
+  return {
+    // Only infill may offer completions, so Tab can only accept its ghost text.
+    'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
+    'editor.suggestOnTriggerCharacters': false,
+    'editor.inlineSuggest.enabled': true,
+    'chat.disableAIFeatures': true,
+    // Save continuously so the test can read the file from disk.
+    'files.autoSave': 'afterDelay',
+    'files.autoSaveDelay': 200,
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'update.mode': 'none',
+    'infill.nextEdit.enabled': false,
+    // code-server's extension host takes PATH from a login shell, not from this process,
+    // so the program is named explicitly (the PATH lookup is covered by the unit tests).
+    'infill.server.path': env.infill,
+    ...(env.modelDir ? { 'infill.modelDir': env.modelDir } : {}),
+    ...extra,
+  };
+}
+
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function run(command, args, options) {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolveRun(out) : reject(new Error(`${command} ${args.join(' ')} exited ${code}:\n${out}`))));
+  });
+}
+
+async function waitForHttp(url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.status < 500) {
+        return;
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`code-server did not answer on ${url} within ${timeoutMs / 1000} s:\n${serverLog.join('')}`);
+}
+
+/** Text of the file on disk once autosave has written something other than `previous`. */
+async function fileTextOtherThan(previous, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const text = readFileSync(file, 'utf8');
+    if (text !== previous) {
+      return text;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return readFileSync(file, 'utf8');
+}
+
+/** Opens main.py through Quick Open, waiting for the file search to list it. */
+async function openMainPy() {
+  await page.keyboard.press('Control+P');
+  await page.keyboard.type('main.py');
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'main.py' }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Enter');
+  const editor = page.locator('.editor-instance .monaco-editor').first();
+  await editor.waitFor({ timeout: 30_000 });
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+End');
+}
+
+const infillStatus = () => page.locator('.statusbar-item').filter({ hasText: 'infill' }).first();
+
+before(async () => {
+  mkdirSync(env.artifacts, { recursive: true });
+  mkdirSync(workspace, { recursive: true });
+  mkdirSync(join(userData, 'User'), { recursive: true });
+  mkdirSync(join(userData, 'Machine'), { recursive: true });
+  writeFileSync(file, '# infill end-to-end test\n\n');
+  writeSettings(userSettings());
+
+  const codeServerEnv = {
+    ...process.env,
+    // code-server must not try to reach the internet for extensions or updates.
+    EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: 'http://127.0.0.1:9/' }),
+  };
+  const common = ['--user-data-dir', userData, '--extensions-dir', extensionsDir];
+  const installed = await run(env.node24, [env.codeServer, ...common, '--install-extension', env.vsix], { env: codeServerEnv });
+  assert.match(installed, /infill-vscode.*was successfully installed|successfully installed/i, installed);
+
+  const port = await freePort();
+  codeServer = spawn(
+    env.node24,
+    [env.codeServer, ...common, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', workspace],
+    { env: codeServerEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  codeServer.stdout.on('data', (d) => serverLog.push(String(d)));
+  codeServer.stderr.on('data', (d) => serverLog.push(String(d)));
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000);
+
+  browser = await chromium.launch({
+    executablePath: env.chromium,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+});
+
+after(async () => {
+  try {
+    if (page) {
+      await page.screenshot({ path: join(env.artifacts, 'final.png') });
+    }
+  } catch {
+    // the page may be gone already
+  }
+  await browser?.close();
+  codeServer?.kill();
+  writeFileSync(join(env.artifacts, 'code-server.log'), serverLog.join(''));
+  // The extension's own log (the "infill" output channel) and the extension host log.
+  if (existsSync(join(userData, 'logs'))) {
+    cpSync(join(userData, 'logs'), join(env.artifacts, 'vscode-logs'), { recursive: true });
+  }
+});
+
+test('ghost text from infill lsp is shown, accepted with Tab, and written to the file', async () => {
+  // The extension starts the server and the status bar reports the model ready.
+  await infillStatus().waitFor({ timeout: 60_000 });
+  const settled = infillStatus().locator('.codicon-sparkle, .codicon-error').first();
+  await settled.waitFor({ timeout: READY_TIMEOUT_MS });
+  assert.ok(
+    (await settled.getAttribute('class')).includes('codicon-sparkle'),
+    `the infill server did not start: ${await infillStatus().getAttribute('aria-label')}`,
+  );
+
+  await openMainPy();
+
+  const before = readFileSync(file, 'utf8');
+  await page.keyboard.type(HEADER, { delay: 30 });
+  await page.keyboard.press('Enter');
+
+  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
+  try {
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  } catch {
+    // VS Code asks again on an explicit trigger (Alt+\) if the first request was cancelled.
+    await page.keyboard.press('Alt+Backslash');
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  }
+  const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
+  assert.match(ghostText, /\S/, 'ghost text is not empty');
+  await page.screenshot({ path: join(env.artifacts, 'ghost-text.png') });
+
+  const typed = await fileTextOtherThan(before);
+  assert.ok(typed.includes(HEADER), `the header was typed into the file:\n${typed}`);
+  await page.keyboard.press('Tab');
+  await ghost.waitFor({ state: 'hidden', timeout: 10_000 });
+  const accepted = await fileTextOtherThan(typed);
+  await page.screenshot({ path: join(env.artifacts, 'accepted.png') });
+
+  const grown = accepted.replace(/\s/g, '').length - typed.replace(/\s/g, '').length;
+  assert.ok(grown > 0, `Tab added the suggestion to the file:\n--- before Tab\n${typed}\n--- after Tab\n${accepted}`);
+  const firstGhostWord = ghostText.trim().split(/\s+/)[0];
+  assert.ok(accepted.includes(firstGhostWord), `the file contains the ghost text ("${firstGhostWord}"):\n${accepted}`);
+  assert.ok(accepted.startsWith(typed.trimEnd()), 'the text before the cursor is unchanged');
+
+  // The accept command reached the server: its stats count the suggestion as accepted.
+  await page.keyboard.press('F1');
+  await page.keyboard.type('infill: Show Server Stats');
+  await page.keyboard.press('Enter');
+  await page.locator('.monaco-editor .view-lines').filter({ hasText: /"accepted":\s*1\b/ }).first().waitFor({ timeout: 20_000 });
+});
+
+test('a wrong server path gives a message naming the fix, and the editor stays usable', async () => {
+  writeSettings(userSettings({ 'infill.server.path': '/nonexistent/infill' }));
+  const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: '/nonexistent/infill' }).first();
+  await toast.waitFor({ timeout: 30_000 });
+  assert.match(await toast.innerText(), /infill\.server\.path/);
+  await page.screenshot({ path: join(env.artifacts, 'bad-setup.png') });
+  await infillStatus().locator('.codicon-error').waitFor({ timeout: 10_000 });
+
+  // Typing still works: back in main.py, a new line reaches the file.
+  await page.keyboard.press('Escape');
+  await openMainPy();
+  const before = readFileSync(file, 'utf8');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('still_typing = True', { delay: 20 });
+  const after = await fileTextOtherThan(before);
+  assert.ok(after.includes('still_typing = True'), `typing still reaches the file:\n${after}`);
+});
