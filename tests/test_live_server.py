@@ -178,7 +178,8 @@ def test_sessions_on_one_connection_get_their_own_results(live: LiveServer) -> N
 def test_a_client_that_stops_reading_does_not_stall_others(live: LiveServer) -> None:
     async def scenario() -> None:
         # The stalled client's receive buffer is one frame, so it pushes back on the server at once.
-        slow_ws, slow = await client(live, max_queue=1)
+        # It never reads, so it cannot finish a closing handshake either: do not wait long for one.
+        slow_ws, slow = await client(live, max_queue=1, close_timeout=0.5)
         fast_ws, fast = await client(live)
         async with slow_ws, fast_ws:
             for index in range(4):

@@ -57,7 +57,9 @@ class LiveConnection:
         try:
             async for raw in self.ws:
                 if self.closing:
-                    break
+                    # Keep draining (and ignoring) what is in flight: the client's close frame
+                    # sits behind it, and the closing handshake cannot finish until it is read.
+                    continue
                 self._handle(raw)
         except ConnectionClosed:
             pass

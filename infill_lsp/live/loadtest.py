@@ -209,8 +209,9 @@ async def sample_memory(pid: int, samples: list[tuple[float, float]], start: flo
 
 
 async def start_server(model: Optional[str], token: str) -> tuple[asyncio.subprocess.Process, str]:
+    # --token=VALUE: a generated token may start with "-", which argparse would take for an option.
     command = [sys.executable, "-m", "infill_lsp.live.server", "--host", "127.0.0.1", "--port", "0",
-               "--token", token]
+               f"--token={token}"]
     if model:
         command += ["--model", model]
     process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
