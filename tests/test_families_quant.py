@@ -33,6 +33,6 @@ def test_quantized_family_model_tracks_full_precision(setup, mode):
     assert info["quantization"] == mode
     kinds = [type(m).__name__ for name, m in model.net.named_modules() if name.startswith("layers.") and name.count(".") == 2 and "norm" not in name]
     assert kinds and all(k == MODULE[mode] for k in kinds)  # every block linear replaced
-    out = model.canvas_logits(model.encode_context(ctx.prefix_ids, ctx.suffix_ids), canvas)
+    out = model.canvas_logits(model.encode_context(ctx.prefix_tokens, ctx.suffix_tokens), canvas)
     err = float((out[..., :V] - ref[..., :V]).abs().max() / ref[..., :V].abs().max())
     assert 0 < err < BOUNDS[mode], err

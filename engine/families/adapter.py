@@ -56,10 +56,14 @@ class CachePolicy:
 
 @dataclass
 class FamilyContext:
-    """Per-request state. `head` precedes the canvas, `tail` follows it."""
+    """Per-request state. `head` precedes the canvas, `tail` follows it.
 
-    prefix_ids: list[int]
-    suffix_ids: list[int]
+    The request's ids are deliberately not called `prefix_ids` / `suffix_ids`: the engine
+    counts context tokens as reused from a previous request when it finds those, and
+    nothing carries over between requests here (see encode_context)."""
+
+    prefix_tokens: list[int]
+    suffix_tokens: list[int]
     head: list[int]
     tail: list[int]
     # Dual cache: keys/values of every position outside the recomputed span, per layer,
@@ -108,7 +112,7 @@ class FamilyModel:
             lead = []
         head = lead + prefix
         tail = list(suffix_ids) + self._role_ids(self.spec.after_suffix)
-        return FamilyContext(prefix_ids=list(prefix_ids), suffix_ids=list(suffix_ids), head=head, tail=tail)
+        return FamilyContext(prefix_tokens=list(prefix_ids), suffix_tokens=list(suffix_ids), head=head, tail=tail)
 
     def _sequence(self, ctx: FamilyContext, canvas: torch.Tensor) -> torch.Tensor:
         B = canvas.shape[0]

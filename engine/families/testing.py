@@ -210,3 +210,44 @@ def reference_logits(ckpt: TinyCheckpoint, ids: torch.Tensor, pad_id: Optional[i
     if not ckpt.pad_is_attended and pad_id is not None:
         bias = bias.masked_fill((ids == pad_id)[:, None, None, :], torch.finfo(torch.float32).min)
     return ckpt.reference(input_ids=ids, attention_mask=bias, position_ids=torch.arange(T).expand(B, T)).logits.float()
+
+
+# Prompt layout of each family, stated here independently of the data files:
+# (tokens before the prefix, tokens after the suffix, logits shifted by one).
+REFERENCE_LAYOUT = {
+    "dream": (["<|beginoftext|>"], ["<|endoftext|>"], True),
+    "dreamon": (["<|beginoftext|>"], ["<|endoftext|>"], True),
+    "llada": (["<|startoftext|>"], [], False),
+    "open_dcoder": ([], [], True),
+}
+
+
+class ReferenceDenoiser:
+    """A DenoisingModel whose every pass is the transformers model's full bidirectional
+    forward over the family's infill prompt: the uncached reference the engine's sampler
+    can run against, to check infill's adapter end to end."""
+
+    def __init__(self, ckpt: TinyCheckpoint, tokenizer, pad_id: Optional[int] = None):
+        lead, trail, shift = REFERENCE_LAYOUT[ckpt.family]
+        hf = tokenizer.hf
+        self.ckpt, self.shift, self.pad_id = ckpt, shift, pad_id
+        self.lead = [hf.token_to_id(t) for t in lead]
+        self.trail = [hf.token_to_id(t) for t in trail]
+        self.vocab = hf.get_vocab_size(with_added_tokens=True)
+
+    def encode_context(self, prefix_ids: list[int], suffix_ids: list[int], reuse: object = None) -> tuple[list[int], list[int]]:
+        prefix = list(prefix_ids)
+        if self.lead and prefix[: len(self.lead)] == self.lead:
+            prefix = prefix[len(self.lead) :]
+        return self.lead + prefix, list(suffix_ids) + self.trail
+
+    def canvas_logits(self, cache: tuple[list[int], list[int]], canvas_ids: torch.Tensor) -> torch.Tensor:
+        head, tail = cache
+        B, N = canvas_ids.shape
+        seq = torch.cat([torch.tensor(head, dtype=torch.long).expand(B, -1), canvas_ids.cpu(), torch.tensor(tail, dtype=torch.long).expand(B, -1)], dim=1)
+        logits = reference_logits(self.ckpt, seq, self.pad_id)
+        P = len(head)
+        rows = [max(P + j - 1, 0) for j in range(N)] if self.shift else [P + j for j in range(N)]
+        out = logits[:, rows]
+        out[..., self.vocab :] = float("-inf")
+        return out
