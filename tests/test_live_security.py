@@ -181,3 +181,30 @@ def test_http_side_serves_the_page_with_a_strict_policy_and_404s_the_rest(live: 
         urllib.request.urlopen(base + "/../../etc/passwd", timeout=TIMEOUT)
     assert info.value.code == 404
     info.value.close()  # an unclosed error response keeps its socket, and the server waits for it
+
+
+def test_input_the_engine_refuses_is_an_engine_error_for_that_request_only(live: LiveServer) -> None:
+    async def scenario() -> None:
+        async with await hello(live) as ws:
+            await ws.send(open_message("bin", live.token, "data = '\x00\x00'\n"))
+            assert (await recv(ws))["type"] == "opened"
+            await ws.send(json.dumps({"type": "infill", "session": "bin", "id": "b", "range": {
+                "start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}}))
+            while (frame := await recv(ws))["type"] == "queued":
+                pass
+            assert frame["type"] == "error" and frame["code"] == "engine_error" and frame["id"] == "b"
+            assert "binary" in frame["message"]
+        await still_serves(live)
+
+    asyncio.run(scenario())
+
+
+def test_serve_main_reports_a_missing_model_dir_without_a_traceback(tmp_path: Any,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from infill_lsp.live.server import main
+
+    assert main(["--port", "0", "--model", str(tmp_path / "no-such-model")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("infill serve: ") and "Traceback" not in err
+    assert main(["--port", "70000"]) == 2
+    assert main(["--token", "short"]) == 2
