@@ -1,0 +1,273 @@
+"""The denoising sampler: how a canvas of masks becomes a middle.
+
+One request runs `denoise()`, a generator that yields a DenoiseStep per forward pass:
+
+1. The context (prefix, suffix) is encoded once; every pass then computes only the
+   canvas rows against the cached keys/values (exact for the embedded model, see
+   model.py).
+2. Each pass commits, among masked positions, every prediction whose probability is at
+   least `confidence_threshold`, and always at least the most confident one
+   (Fast-dLLM's threshold rule), so a pass never stalls.
+3. Length is found by the model: a canvas position may hold the end-of-middle token
+   (EOM). An EOM may only be committed at the *first* masked position, i.e. when every
+   position before it already holds text; it then closes the canvas (all later
+   positions become EOM). This stops EOM commits from running ahead of the text before
+   them, the failure that collapses small models to one-token middles. If the canvas
+   fills up with text and no EOM, it grows by another block of masks, up to max_tokens.
+4. Token-to-token edits (LLaDA2.1-style): a committed text token whose prediction is now
+   a different token with probability >= `edit_threshold` is rewritten; once no masks
+   are left, at most `max_edit_passes` extra passes are spent on edits alone.
+5. A syntax constraint (grammars/) may veto commits: proposals are checked as a batch
+   and, if the batch is refused, one at a time in confidence order, each falling back
+   to its next-best token; a position whose candidates are all refused stays masked.
+   If every proposal of a pass is refused, the most confident one is committed anyway
+   so the pass makes progress; the final check (accept_final) judges the result.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Iterator, Optional, Sequence
+
+import torch
+
+from engine.tokenizer import Tokenizer
+from engine.types import CanvasChange, DenoiseStep, DenoisingModel, InfillResult, SamplerSettings, SyntaxConstraint
+
+FALLBACK_TOKENS = 3  # next-best tokens tried for a position whose best commit is vetoed
+
+
+@dataclass
+class Proposal:
+    position: int
+    token: int
+    confidence: float
+
+
+class CanvasState:
+    """The canvas: token ids per position, with the mask id where still unresolved."""
+
+    def __init__(self, size: int, tok: Tokenizer):
+        self.tok = tok
+        self.ids: list[int] = [tok.mask_id] * size
+
+    def grow(self, extra: int) -> None:
+        self.ids.extend([self.tok.mask_id] * extra)
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    def masked_positions(self) -> list[int]:
+        return [i for i, t in enumerate(self.ids) if t == self.tok.mask_id]
+
+    def end(self) -> Optional[int]:
+        """Index of the first EOM, or None if the middle has not been closed."""
+        try:
+            return self.ids.index(self.tok.eom_id)
+        except ValueError:
+            return None
+
+    def middle_ids(self) -> list[int]:
+        end = self.end()
+        ids = self.ids if end is None else self.ids[:end]
+        return [t for t in ids if t != self.tok.mask_id]
+
+    def pieces(self, overrides: dict[int, int] | None = None) -> list[Optional[str]]:
+        """Per-position text (None = masked hole), stopping at the first EOM."""
+        ids = list(self.ids)
+        for pos, token in (overrides or {}).items():
+            ids[pos] = token
+        out: list[Optional[str]] = []
+        for token in ids:
+            if token == self.tok.eom_id:
+                break
+            out.append(None if token == self.tok.mask_id else self.tok.piece(token))
+        return out
+
+    def commit(self, pos: int, token: int) -> None:
+        if token == self.tok.eom_id:
+            for j in range(pos, self.size):
+                self.ids[j] = self.tok.eom_id
+        else:
+            self.ids[pos] = token
+
+
+def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float) -> list[Proposal]:
+    """Commits for this pass, most confident first (see module docstring, rules 2-3).
+
+    probs: (N, V) probabilities for every canvas position."""
+    tok = canvas.tok
+    masked = canvas.masked_positions()
+    if not masked:
+        return []
+    first = masked[0]
+    conf, pred = probs.max(dim=-1)  # (N,), (N,)
+    eligible: list[Proposal] = []
+    for pos in masked:
+        token = int(pred[pos])
+        if token == tok.eom_id and pos != first:
+            continue  # an EOM may not run ahead of unresolved text
+        if token == tok.mask_id:
+            continue
+        eligible.append(Proposal(pos, token, float(conf[pos])))
+    if not eligible:
+        # The first masked position is always eligible for its best non-mask token.
+        row = probs[first].clone()
+        row[tok.mask_id] = 0
+        eligible = [Proposal(first, int(row.argmax()), float(row.max()))]
+    eligible.sort(key=lambda p: -p.confidence)
+    chosen = [p for p in eligible if p.confidence >= threshold]
+    return chosen or eligible[:1]
+
+
+def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, frozen: set[int]) -> list[Proposal]:
+    """Committed text tokens the model now wants to rewrite with high confidence."""
+    tok = canvas.tok
+    end = canvas.end()
+    limit = canvas.size if end is None else end
+    conf, pred = probs.max(dim=-1)
+    edits = []
+    for pos in range(limit):
+        current = canvas.ids[pos]
+        if current == tok.mask_id or pos in frozen:
+            continue
+        token = int(pred[pos])
+        if token != current and token not in tok.special_ids and float(conf[pos]) >= threshold:
+            edits.append(Proposal(pos, token, float(conf[pos])))
+    return edits
+
+
+def _constrained(
+    proposals: list[Proposal], probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str
+) -> tuple[list[Proposal], int]:
+    """Filter proposals through the constraint. Returns (accepted, number vetoed)."""
+    if constraint.allows(prefix, canvas.pieces({p.position: p.token for p in proposals}), suffix):
+        return proposals, 0
+    accepted: list[Proposal] = []
+    vetoed = 0
+    for p in proposals:
+        base = {a.position: a.token for a in accepted}
+        candidates = [p.token]
+        if p.token != canvas.tok.eom_id:
+            top = probs[p.position].topk(FALLBACK_TOKENS + 1)
+            candidates += [int(t) for t in top.indices if int(t) != p.token and int(t) not in (canvas.tok.mask_id,)]
+        for j, token in enumerate(candidates[: FALLBACK_TOKENS + 1]):
+            if constraint.allows(prefix, canvas.pieces({**base, p.position: token}), suffix):
+                accepted.append(Proposal(p.position, token, float(probs[p.position, token])))
+                break
+            vetoed += 1
+    return accepted, vetoed
+
+
+def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: Optional[torch.Generator]) -> torch.Tensor:
+    """(N, V) probabilities; with temperature > 0 the confidence ranking is taken from a
+    Gumbel-perturbed distribution so commits are sampled, not greedy."""
+    if settings.temperature <= 0:
+        return torch.softmax(logits.float(), dim=-1)
+    scaled = logits.float() / settings.temperature
+    gumbel = -torch.log(-torch.log(torch.rand(scaled.shape, generator=generator).clamp_min(1e-20)))
+    return torch.softmax(scaled + gumbel, dim=-1)
+
+
+def denoise(
+    model: DenoisingModel,
+    tok: Tokenizer,
+    context: object,
+    settings: SamplerSettings,
+    *,
+    constraint: Optional[SyntaxConstraint] = None,
+    prefix_text: str = "",
+    suffix_text: str = "",
+    cancel: Optional[threading.Event] = None,
+    start_time: Optional[float] = None,
+    forwards_before: int = 0,
+    device: str | torch.device = "cpu",
+) -> Iterator[DenoiseStep]:
+    """Denoise one canvas against an encoded context; yields a step per forward pass.
+
+    The last yielded step carries `result` (its `ms` is filled in by the caller's clock
+    start). `forwards_before` counts passes already spent (e.g. encoding the context)."""
+    start = start_time if start_time is not None else time.perf_counter()
+    generator = torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None
+    max_tokens = max(0, settings.max_tokens)
+    canvas = CanvasState(min(settings.block_size, max_tokens), tok)
+    forwards = forwards_before
+    edits_total = vetoed_total = 0
+    step = 0
+    edit_passes = 0
+    stop_reason = "end_of_middle"
+    while True:
+        if canvas.size == 0:
+            stop_reason = "empty" if max_tokens == 0 else stop_reason
+            break
+        if cancel is not None and cancel.is_set():
+            stop_reason = "cancelled"
+            break
+        ids = torch.tensor([canvas.ids], dtype=torch.long, device=device)
+        logits = model.canvas_logits(context, ids)[0]  # (N, V)
+        forwards += 1
+        step += 1
+        probs = _probabilities(logits, settings, generator).cpu()
+        masked_before = canvas.masked_positions()
+        changes: list[CanvasChange] = []
+        proposals = propose(probs, canvas, settings.confidence_threshold) if masked_before else []
+        if proposals and settings.constrained and constraint is not None:
+            accepted, vetoed = _constrained(proposals, probs, canvas, constraint, prefix_text, suffix_text)
+            vetoed_total += vetoed
+            proposals = accepted or proposals[:1]  # progress guarantee (module docstring, rule 5)
+        committed_now = set()
+        for p in proposals:
+            canvas.commit(p.position, p.token)
+            committed_now.add(p.position)
+            kind = "end" if p.token == tok.eom_id else "commit"
+            changes.append(CanvasChange(p.position, tok.piece(p.token), p.confidence, kind))
+        # Edits: never on tokens committed in this very pass (their evidence is this pass).
+        edits = propose_edits(probs, canvas, settings.edit_threshold, frozen=committed_now)
+        if edits and settings.constrained and constraint is not None:
+            edits, vetoed = _constrained(edits, probs, canvas, constraint, prefix_text, suffix_text)
+            vetoed_total += vetoed
+        for e in edits:
+            canvas.commit(e.position, e.token)
+            changes.append(CanvasChange(e.position, tok.piece(e.token), e.confidence, "edit"))
+        edits_total += len(edits)
+        if not masked_before:
+            edit_passes += 1
+        yield DenoiseStep(step, canvas.pieces() + [None] * 0, changes, forwards, (time.perf_counter() - start) * 1000)
+        if canvas.masked_positions():
+            continue
+        # No masks left: spend bounded passes on edits while the model still wants them.
+        if edits and edit_passes < settings.max_edit_passes:
+            continue
+        if canvas.end() is not None:
+            stop_reason = "end_of_middle"
+            break
+        if canvas.size >= max_tokens:
+            stop_reason = "max_tokens"
+            break
+        canvas.grow(min(settings.block_size, max_tokens - canvas.size))
+        edit_passes = 0
+    middle_ids = canvas.middle_ids()
+    result = InfillResult(
+        middle=tok.decode(middle_ids),
+        tokens=len(middle_ids),
+        forwards=forwards,
+        ms=(time.perf_counter() - start) * 1000,
+        stop_reason=stop_reason,
+        edits=edits_total,
+        vetoed=vetoed_total,
+    )
+    yield DenoiseStep(step, canvas.pieces(), [], forwards, result.ms, result=result)
+
+
+def run_to_end(steps: Iterator[DenoiseStep]) -> InfillResult:
+    last: Optional[DenoiseStep] = None
+    for last in steps:
+        pass
+    assert last is not None and last.result is not None
+    return last.result
+
+
+def middle_pieces(canvas: Sequence[Optional[str]]) -> str:
+    return "".join(p for p in canvas if p)
