@@ -46,7 +46,8 @@ class Nvim:
     def lua(self, expression: str):
         """Evaluate a Lua expression in Neovim; its value comes back through JSON."""
         wrapped = f"vim.json.encode({{ v = ({expression}) }})"
-        out = self._remote("--remote-expr", f"luaeval('{wrapped}')".replace("\n", " "))
+        quoted = wrapped.replace("\n", " ").replace("'", "''")  # a Vim single-quoted string
+        out = self._remote("--remote-expr", f"luaeval('{quoted}')")
         if not out.strip():
             return None
         decoded = json.loads(out)
@@ -73,7 +74,9 @@ def _start_nvim(tmp_path: Path, tiny_model: Path, source: str):
     source_file = tmp_path / "example.py"
     source_file.write_text(source)
     init = tmp_path / "init.lua"
-    settings = {"debounceMs": 0, "maxTokens": 8, "crossFileChars": 0}
+    # Unconstrained: a random model's tokens rarely parse, and the syntax constraint would
+    # (rightly) veto them all; this test is about the editor round trip, not quality.
+    settings = {"debounceMs": 0, "maxTokens": 8, "constrained": False}
     init.write_text(
         f"""
 vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})
