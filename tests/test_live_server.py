@@ -18,6 +18,9 @@ from infill_lsp.live.server import LiveConfig, LiveServer
 from infill_lsp.live.testing import ServerThread
 
 TIMEOUT = 60.0  # generous: CI shares two cores with whatever else runs
+# Requests meant to be cancelled mid-way: a random model rarely ends early, so these run for
+# hundreds of passes, far longer than the round trip that cancels them.
+LONG = {"max_tokens": 256, "block_size": 8}
 
 
 @pytest.fixture(scope="module")
@@ -128,8 +131,8 @@ def test_newer_request_and_edits_cancel_the_running_one(live: LiveServer) -> Non
         ws, c = await client(live)
         async with ws:
             await c.open("s", "def f():\n    \n")
-            await c.send(type="infill", session="s", id=1, range=rng(pos(1, 4)), settings={"max_tokens": 64})
-            await c.send(type="infill", session="s", id=2, range=rng(pos(1, 4)), settings={"max_tokens": 64})
+            await c.send(type="infill", session="s", id=1, range=rng(pos(1, 4)), settings=LONG)
+            await c.send(type="infill", session="s", id=2, range=rng(pos(1, 4)), settings=LONG)
             first = await c.finish("s", 1)
             assert first["type"] == "cancelled" and first["reason"] == "superseded"
             await c.send(type="edit", session="s", edits=[{"range": rng(pos(1, 4)), "text": "return"}])
@@ -141,7 +144,7 @@ def test_newer_request_and_edits_cancel_the_running_one(live: LiveServer) -> Non
             await c.send(type="infill", session="s", id=3, range=rng(pos(1, 10)), settings={"max_tokens": 4})
             third = await c.finish("s", 3)
             assert third["type"] == "result" and third["version"] == 1
-            await c.send(type="infill", session="s", id=4, range=rng(pos(1, 10)), settings={"max_tokens": 64})
+            await c.send(type="infill", session="s", id=4, range=rng(pos(1, 10)), settings=LONG)
             await c.send(type="cancel", session="s")
             assert (await c.finish("s", 4))["reason"] == "cancel"
             await asyncio.sleep(0.3)
