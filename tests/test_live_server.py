@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import pytest

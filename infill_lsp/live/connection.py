@@ -17,7 +17,7 @@ from . import protocol as p
 from .document import Document
 from .limits import Limits, TokenBucket
 from .outbox import BacklogOverflow, Outbox
-from .scheduler import FairScheduler, Job
+from .scheduler import Deliver, FairScheduler, Job
 from .session import ActiveRequest, Session, split_context
 
 log = logging.getLogger("infill.live")
@@ -185,7 +185,7 @@ class LiveConnection:
         job = Job(connection=id(self), session=session.id, request_id=message.request_id, prefix=prefix,
                   suffix=suffix, language=session.language, settings={**session.settings, **message.settings},
                   deliver=lambda kind, payload: None)
-        job.deliver = self._poster(job)
+        job.deliver = self._poster(job)  # needs the job itself, so it is set after construction
         session.active = ActiveRequest(job, message.range, session.document.version)
         self.hub.scheduler.submit(job)
         self.send({"type": "queued", "session": session.id, "id": message.request_id,
@@ -219,7 +219,7 @@ class LiveConnection:
 
     # -- from the engine thread ---------------------------------------------------------------
 
-    def _poster(self, job: Job):  # type: ignore[no-untyped-def]
+    def _poster(self, job: Job) -> Deliver:
         def post(kind: str, payload: dict[str, Any]) -> None:
             try:
                 self.loop.call_soon_threadsafe(self._on_engine, job, kind, payload)
