@@ -43,6 +43,7 @@ class LspClient:
         self._write_lock = threading.Lock()
         self.notifications: list[tuple[float, dict]] = []
         self.server_requests: list[dict] = []
+        self.reply_ids: set = set()  # ids of every response seen (also to raw-sent requests)
         self._arrived = threading.Condition()
         self.responders: dict[str, Callable[[Any], Any]] = {
             "workspace/configuration": lambda params: [self.configuration for _ in params.get("items", [])],
@@ -162,6 +163,7 @@ class LspClient:
                 self._arrived.notify_all()
             return
         with self._lock:
+            self.reply_ids.add(message.get("id"))
             future = self._pending.pop(message.get("id"), None)
         if future is None:
             return
