@@ -201,3 +201,15 @@ def test_origin_policy_admits_own_and_configured_origins_only() -> None:
     assert not policy.allows("http://127.0.0.1:9999")
     assert not policy.allows("http://evil.example:8765")
     assert not policy.allows("null")
+
+
+def test_errors_do_not_echo_large_client_input() -> None:
+    for raw in (json.dumps({"type": "x" * 100_000, "session": "a"}),
+                json.dumps({"type": "open", "session": "a", "protocol": "9" * 100_000}),
+                json.dumps({"type": "infill", "session": "a", "id": 1, "range": rng(0, 0, 0, 0),
+                            "settings": {"k" * 100_000: 1}}),
+                json.dumps({"type": "infill", "session": "a", "id": 1, "range": rng(0, 0, 0, 0),
+                            "settings": {"seed": ["v"] * 100_000}})):
+        with pytest.raises(p.ProtocolError) as info:
+            p.parse_message(raw)
+        assert len(info.value.message) < 400

@@ -75,6 +75,12 @@ class ProtocolError(Exception):
         return error_frame(self.code, self.message, session=self.session, request_id=self.request_id)
 
 
+def _brief(value: Any, limit: int = 40) -> str:
+    """repr() of client-supplied input, cut short: error frames must not echo megabytes back."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def error_frame(code: str, message: str, *, session: Optional[str] = None,
                 request_id: Union[str, int, None] = None) -> dict[str, Any]:
     frame: dict[str, Any] = {"type": "error", "code": code, "message": message}
@@ -159,7 +165,7 @@ def parse_message(raw: Union[str, bytes], *, max_request_tokens: int = 1024) -> 
         raise ProtocolError(E_BAD_MESSAGE, "missing string field \"type\"")
     parser = _PARSERS.get(kind)
     if parser is None:
-        raise ProtocolError(E_UNKNOWN_TYPE, f"unknown message type {kind!r}; expected one of {', '.join(sorted(_PARSERS))}")
+        raise ProtocolError(E_UNKNOWN_TYPE, f"unknown message type {_brief(kind)}; expected one of {', '.join(sorted(_PARSERS))}")
     session = data.get("session")
     if not isinstance(session, str) or not _SESSION_ID.match(session):
         raise ProtocolError(E_BAD_MESSAGE, "\"session\" must be 1-64 characters of A-Z a-z 0-9 _ . : -")
@@ -169,7 +175,7 @@ def parse_message(raw: Union[str, bytes], *, max_request_tokens: int = 1024) -> 
 def _parse_open(data: dict[str, Any], session: str, max_request_tokens: int) -> OpenMessage:
     protocol = data.get("protocol")
     if protocol != PROTOCOL_VERSION or isinstance(protocol, bool):
-        raise ProtocolError(E_UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}; got {protocol!r}",
+        raise ProtocolError(E_UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}; got {_brief(protocol)}",
                             session=session)
     token = data.get("token")
     if token is not None and not isinstance(token, str):
@@ -262,7 +268,7 @@ def parse_settings(value: Any, *, session: Optional[str], request_id: Union[str,
     for name, setting in value.items():
         rule = _SETTING_RULES.get(name)
         if rule is None:
-            raise ProtocolError(E_BAD_SETTINGS, f"unknown or server-only setting {name!r}; clients may set "
+            raise ProtocolError(E_BAD_SETTINGS, f"unknown or server-only setting {_brief(name)}; clients may set "
                                 f"{', '.join(sorted(_SETTING_RULES))}", session=session, request_id=request_id)
         kind, low, high = rule
         if kind is int and name == "max_tokens":
@@ -276,7 +282,7 @@ def parse_settings(value: Any, *, session: Optional[str], request_id: Union[str,
             setting = float(setting) if ok else setting
         if not ok:
             bounds = "true or false" if kind is bool else f"a{'n integer' if kind is int else ' number'} in [{low}, {high}]"
-            raise ProtocolError(E_BAD_SETTINGS, f"setting {name!r} must be {bounds}; got {setting!r}",
+            raise ProtocolError(E_BAD_SETTINGS, f"setting {name!r} must be {bounds}; got {_brief(setting)}",
                                 session=session, request_id=request_id)
         clean[name] = setting
     return clean
