@@ -247,3 +247,38 @@ def test_refresh_every_k_passes(ckpts):
 def test_quantization_name_is_checked(ckpts):
     with pytest.raises(InfillError, match="unknown quantization 'q3'"):
         load_family_model(ckpts["dream"].path, quantization="q3")
+
+
+def test_models_cli_lists_families_and_identifies_directories(ckpts, capsys, tmp_path):
+    from engine.families.cli import main
+
+    assert main([]) == 0
+    listing = capsys.readouterr().out
+    for name in ("dream", "llada", "open_dcoder"):
+        assert name in listing
+    assert main(["--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["family"] for r in rows} == {"dream", "llada", "open_dcoder"}
+    llada = next(r for r in rows if r["family"] == "llada")
+    # LLaDA-8B: 8.02 B parameters; bf16 weights ~14.9 GiB, NF4 about a third of that.
+    assert 8.0 < llada["memory_gib"]["params_b"] < 8.05 and 14.5 < llada["memory_gib"]["bf16"] < 15.2
+    assert llada["memory_gib"]["nf4"] < llada["memory_gib"]["int8"] < llada["memory_gib"]["bf16"]
+    assert main(["--markdown"]) == 0 and "`<\\|mask\\|>`" in capsys.readouterr().out  # pipes escaped
+    assert main([str(ckpts["llada"].path), "--json", "--load"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["family"] == "llada" and info["mask_id"] == load_family_model(ckpts["llada"].path)[1].mask_id
+    assert main([str(tmp_path / "nowhere")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_fidelity_measurement(ckpts):
+    from engine.families.fidelity import measure_policy
+
+    model, tok, _ = load_family_model(ckpts["dream"].path)
+    prompts = [(tok.encode("def add(a, b):\n    "), tok.encode("\n")), (tok.encode("x = "), [])]
+    exact = measure_policy(model, CachePolicy.parse("exact"), prompts, max_tokens=12, block=4, per_pass=2)
+    assert exact.max_rel_err == 0.0 and exact.same_middle == 1.0 and exact.top1_agreement == 1.0
+    block = measure_policy(model, CachePolicy.parse("block"), prompts, max_tokens=12, block=4, per_pass=2)
+    assert block.passes > 0 and 0 < block.max_rel_err and block.refreshes_per_infill <= 3
+    every2 = measure_policy(model, CachePolicy.parse("every:2"), prompts, max_tokens=12, block=4, per_pass=2)
+    assert block.refreshes_per_infill <= every2.refreshes_per_infill <= exact.refreshes_per_infill
