@@ -36,6 +36,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path("gpu_quant_results.json"))
     p.add_argument("--hbm-tbs", type=float, default=4.8, help="HBM bandwidth in TB/s for the floor (H200: 4.8)")
     p.add_argument("--budget-s", type=float, default=420.0, help="stop timing new cases after this many seconds")
+    p.add_argument("--time-cpu", action="store_true", help="with --interpret: run the timing code too, with a CPU clock (exercises it; figures meaningless)")
     return p.parse_args(argv)
 
 
@@ -56,7 +57,7 @@ from engine.quant.triton_kernels import MatmulConfig, default_config, int4_matmu
 
 START = time.perf_counter()
 DEVICE = torch.device("cpu" if ARGS.interpret else "cuda")
-TIMING = not ARGS.interpret
+TIMING = not ARGS.interpret or ARGS.time_cpu
 # Bound on |kernel - reference| / sum_k |x_k w_k| per activation dtype: bf16 rounds the
 # output and the activations' partial products to 8 bits, fp16 to 11, fp32 is IEEE.
 RTOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
@@ -68,8 +69,13 @@ def elapsed() -> float:
 
 
 def bench_ms(fn: Callable[[], Any]) -> float:
-    # do_bench flushes L2 between runs, so small weights are not timed from cache.
-    return float(triton.testing.do_bench(fn, warmup=10, rep=50))
+    if DEVICE.type == "cuda":
+        # do_bench flushes L2 between runs, so small weights are not timed from cache.
+        return float(triton.testing.do_bench(fn, warmup=10, rep=50))
+    fn()  # --interpret --time-cpu: only proves the timing code runs
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1e3
 
 
 def floor_ms(nbytes: float) -> float:
@@ -96,12 +102,15 @@ def check_matmul(kind: str, M: int, K: int, N: int, dtype: torch.dtype, group: i
     if kind == "int8":
         q, s = (t.to(DEVICE) for t in formats.quantize_int8(w))
         run = lambda cfg=None: int8_matmul(x, q, s, cfg)  # noqa: E731
+        torch_path = lambda: torch.nn.functional.linear(x, q.to(dtype)) * s.to(dtype)  # noqa: E731
         ref = formats.int8_linear_ref(x.float(), q, s)
         deq = formats.dequantize_int8(q, s)
         weight_bytes = q.numel() + s.numel() * 4
     else:
         p, sc, mn = (t.to(DEVICE) for t in formats.quantize_int4(w, group))
         run = lambda cfg=None: int4_matmul(x, p, sc, mn, group, cfg)  # noqa: E731
+        codes = formats.unpack_int4(p)
+        torch_path = lambda: formats.int4_linear_grouped(x, codes, sc, mn, group)  # noqa: E731
         ref = formats.int4_linear_ref(x.float(), p, sc, mn, group)
         deq = formats.dequantize_int4(p, sc, mn, group, K)
         weight_bytes = p.numel() + (sc.numel() + mn.numel()) * 2
@@ -115,10 +124,11 @@ def check_matmul(kind: str, M: int, K: int, N: int, dtype: torch.dtype, group: i
         "max_rel_err": rel, "bound": RTOL[dtype], "passed": bool(rel <= RTOL[dtype] and torch.isfinite(y).all()),
     }
     if TIMING and elapsed() < ARGS.budget_s:
-        w16 = deq.to(dtype)
+        xb, wb = x.to(torch.bfloat16), deq.to(DEVICE, torch.bfloat16)
         io_bytes = (M * K + M * N) * x.element_size()
         rec["kernel_ms"] = bench_ms(run)
-        rec["torch_bf16_ms"] = bench_ms(lambda: torch.nn.functional.linear(x.to(torch.bfloat16), w16.to(torch.bfloat16)))
+        rec["torch_bf16_ms"] = bench_ms(lambda: torch.nn.functional.linear(xb, wb))
+        rec["torch_dequant_path_ms"] = bench_ms(torch_path)  # what the engine would do without triton
         rec["floor_ms"] = floor_ms(weight_bytes + io_bytes)
         rec["bf16_floor_ms"] = floor_ms(N * K * 2 + io_bytes)
         rec["speedup_vs_bf16"] = rec["torch_bf16_ms"] / rec["kernel_ms"]
@@ -128,10 +138,10 @@ def check_matmul(kind: str, M: int, K: int, N: int, dtype: torch.dtype, group: i
 
 def sweep(kind: str, M: int, K: int, N: int) -> list[dict[str, Any]]:
     """A few alternative launch configs on one shape, to judge the default heuristic."""
-    x = torch.randn(M, K, device=DEVICE, dtype=torch.bfloat16)
+    x = torch.randn(M, K, device=DEVICE, dtype=torch.bfloat16 if DEVICE.type == "cuda" else torch.float32)
     w = torch.randn(N, K) * 0.02
     out = []
-    for bn, bk, sk, warps in [(32, 128, 1, 4), (64, 128, 1, 4), (128, 64, 1, 4), (64, 64, 4, 4), (64, 128, 8, 4), (32, 64, 8, 2)]:
+    for bn, bk, sk, warps in [(32, 128, 1, 4), (64, 128, 1, 4), (128, 64, 1, 4), (64, 64, 4, 4), (64, 128, 8, 4), (32, 64, 8, 2)][: 6 if DEVICE.type == "cuda" else 2]:
         if elapsed() > ARGS.budget_s:
             break
         cfg = MatmulConfig(block_m=16 if M <= 16 else 64, block_n=bn, block_k=bk, split_k=sk, num_warps=warps)
@@ -204,6 +214,10 @@ def check_model() -> list[dict[str, Any]]:
         }
         if TIMING and elapsed() < ARGS.budget_s:
             rec["canvas_pass_ms"] = bench_ms(lambda: model.canvas_logits(cache, dev_canvas))
+            if DEVICE.type == "cuda":
+                model.to(torch.bfloat16)  # codes stay integer; embedding, scales, activations bf16
+                bcache = model.encode_context(prefix, suffix)
+                rec["bf16_canvas_pass_ms"] = bench_ms(lambda: model.canvas_logits(bcache, dev_canvas))
             for dtype in (torch.float32, torch.bfloat16):
                 fp = ref_fp.to(DEVICE, dtype)
                 fcache = fp.encode_context(prefix, suffix)
@@ -219,7 +233,7 @@ def main() -> int:
     results: dict[str, Any] = {
         "device": "cpu (triton interpreter)" if ARGS.interpret else torch.cuda.get_device_name(),
         "torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
-        "interpret": ARGS.interpret, "small": ARGS.small, "hbm_tbs": ARGS.hbm_tbs, "cases": [], "sweeps": [],
+        "interpret": ARGS.interpret, "small": ARGS.small, "timed": TIMING, "hbm_tbs": ARGS.hbm_tbs, "cases": [], "sweeps": [],
     }
     cases: list[dict[str, Any]] = results["cases"]
     for dtype in dtypes():
@@ -233,7 +247,7 @@ def main() -> int:
     cases.extend(check_model())
     if TIMING:
         for kind in ("int8", "int4"):
-            results["sweeps"].extend(sweep(kind, 16, 4096, 14336))
+            results["sweeps"].extend(sweep(kind, *((16, 256, 192) if ARGS.small else (16, 4096, 14336))))
     results["all_passed"] = all(c["passed"] for c in cases)
     results["elapsed_s"] = round(elapsed(), 1)
     ARGS.out.parent.mkdir(parents=True, exist_ok=True)

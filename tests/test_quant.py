@@ -90,6 +90,30 @@ def test_quantized_linear_matches_dequantized_weight(bits: int, bias: bool) -> N
     assert rel < (0.02 if bits == 8 else 0.15)
 
 
+@pytest.mark.parametrize("k,group_size", [(31, 32), (200, 64), (256, 128)])
+def test_int4_grouped_cpu_path_matches_reference(k: int, group_size: int) -> None:
+    torch.manual_seed(k)
+    packed, scales, mins = formats.quantize_int4(torch.randn(23, k) * 0.1 + 0.05, group_size)
+    x = torch.randn(3, 4, k)
+    codes = formats.unpack_int4(packed)
+    torch.testing.assert_close(
+        formats.int4_linear_grouped(x, codes, scales, mins, group_size),
+        formats.int4_linear_ref(x, packed, scales, mins, group_size),
+        rtol=1e-5, atol=1e-5,
+    )
+
+
+def test_int4_code_cache_follows_loaded_weights() -> None:
+    torch.manual_seed(0)
+    a, b = nn.Linear(64, 16, bias=False), nn.Linear(64, 16, bias=False)
+    qa, qb = Int4Linear.from_linear(a, 32), Int4Linear.from_linear(b, 32)
+    x = torch.randn(2, 64)
+    ya = qa(x)  # fills qa's unpacked-code cache
+    qa.load_state_dict(qb.state_dict())  # in-place copy into the same buffers
+    torch.testing.assert_close(qa(x), qb(x))
+    assert not torch.allclose(qa(x), ya)
+
+
 def test_quantize_model_swaps_every_linear_and_unties_head() -> None:
     model = tiny_model()
     spec = quantize_model(model, bits=8)

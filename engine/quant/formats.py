@@ -105,3 +105,22 @@ def int4_linear_ref(
     """x (..., K) @ dequant(packed).T -> (..., N), computed in float32, returned in x.dtype."""
     w = dequantize_int4(packed, scales, mins, group_size, x.shape[-1])
     return torch.nn.functional.linear(x.float(), w).to(x.dtype)
+
+
+def int4_linear_grouped(
+    x: torch.Tensor, codes: torch.Tensor, scales: torch.Tensor, mins: torch.Tensor, group_size: int
+) -> torch.Tensor:
+    """Same result as int4_linear_ref, from unpacked codes (N, Kp) uint8, without ever
+    forming the float weight: per group g,
+        y[m, n] = sum_g s[n, g] * (x_g[m] . codes_g[n]) + m[n, g] * sum(x_g[m]).
+    The only pass over the weight is the uint8 -> float cast of the codes; scales and
+    minimums touch (M, N, groups) numbers only. This is the CPU path of Int4Linear.
+    """
+    N, Kp = codes.shape
+    ng = Kp // group_size
+    lead, K = x.shape[:-1], x.shape[-1]
+    xp = torch.nn.functional.pad(x.reshape(-1, K), (0, Kp - K)).view(-1, ng, group_size)  # (M, ng, G)
+    c = codes.to(x.dtype).view(N, ng, group_size)  # (N, ng, G)
+    part = torch.einsum("mgk,ngk->mng", xp, c)  # (M, N, ng)
+    y = (part * scales.to(x.dtype)).sum(-1) + xp.sum(-1) @ mins.to(x.dtype).T  # (M, N)
+    return y.view(*lead, N)

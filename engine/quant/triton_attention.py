@@ -18,7 +18,7 @@ import triton.language as tl
 
 @triton.jit
 def _attend_segment(
-    acc, m_i, l_i, q, k_base, v_base, stride_kn, stride_vn, L,
+    acc, m_i, l_i, q, k_base, v_base, stride_kn, stride_vn, L, qk_scale,
     BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, D, IEEE: tl.constexpr,
 ):
     rn = tl.arange(0, BLOCK_N)
@@ -29,9 +29,12 @@ def _attend_segment(
         k = tl.load(k_base + cols[:, None] * stride_kn + rd[None, :], mask=kv_mask, other=0.0)  # (BN, BD)
         v = tl.load(v_base + cols[:, None] * stride_vn + rd[None, :], mask=kv_mask, other=0.0)
         if IEEE:
-            s = tl.dot(q, tl.trans(k), input_precision="ieee")  # (BM, BN), already in log2 units
+            s = tl.dot(q, tl.trans(k), input_precision="ieee")  # (BM, BN)
         else:
             s = tl.dot(q, tl.trans(k))
+        # Softmax scale and log2(e) applied to the fp32 scores, not folded into q: a
+        # scaled q rounded back to bf16 would cost ~2^-9 relative error on every score.
+        s = s * qk_scale
         s = tl.where(cols[None, :] < L, s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         alpha = tl.exp2(m_i - m_new)
@@ -62,17 +65,15 @@ def _canvas_attention_kernel(
     rd = tl.arange(0, BLOCK_D)
     q_mask = (rm[:, None] < N) & (rd[None, :] < D)
     q = tl.load(q_ptr + b * sq_b + h * sq_h + rm[:, None] * sq_n + rd[None, :], mask=q_mask, other=0.0)
-    # Fold softmax scale and log2(e) into q once, so the loop uses exp2 on raw dots.
-    q = (q.to(tl.float32) * qk_scale).to(q_ptr.dtype.element_ty)
     acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc, m_i, l_i = _attend_segment(acc, m_i, l_i, q, sk_ptr + b * ssk_b + h * ssk_h, sv_ptr + b * ssv_b + h * ssv_h,
-                                    ssk_n, ssv_n, S, BLOCK_N, BLOCK_D, D, IEEE)
+                                    ssk_n, ssv_n, S, qk_scale, BLOCK_N, BLOCK_D, D, IEEE)
     acc, m_i, l_i = _attend_segment(acc, m_i, l_i, q, pk_ptr + b * spk_b + h * spk_h, pv_ptr + b * spv_b + h * spv_h,
-                                    spk_n, spv_n, P, BLOCK_N, BLOCK_D, D, IEEE)
+                                    spk_n, spv_n, P, qk_scale, BLOCK_N, BLOCK_D, D, IEEE)
     acc, m_i, l_i = _attend_segment(acc, m_i, l_i, q, k_ptr + b * sk_b + h * sk_h, v_ptr + b * sv_b + h * sv_h,
-                                    sk_n, sv_n, N, BLOCK_N, BLOCK_D, D, IEEE)
+                                    sk_n, sv_n, N, qk_scale, BLOCK_N, BLOCK_D, D, IEEE)
     out = acc / l_i[:, None]  # N >= 1 canvas keys, so every row has a positive sum
     tl.store(o_ptr + b * so_b + h * so_h + rm[:, None] * so_n + rd[None, :], out.to(o_ptr.dtype.element_ty), mask=q_mask)
 
