@@ -39,6 +39,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--interval-ms", type=float, default=120.0, help="time between keystrokes")
     parser.add_argument("--debounce-ms", type=float, default=None, help="server debounce (default: the server's)")
     parser.add_argument("--max-tokens", type=int, default=None, help="sampler max_tokens")
+    parser.add_argument(
+        "--unconstrained", action="store_true",
+        help="turn the syntax constraint off (a random model's tokens rarely parse, so with --tiny "
+        "the constraint retries until it gives up, which measures the constraint, not the server)",
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
     group.add_argument("--tiny", action="store_true", help="use a tiny random model made on the fly (for quick runs)")
@@ -62,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             model_dir = make_tiny_model_dir(Path(scratch) / "tiny")
         summary = run_session(text[:start] + text[start + len(typed):], start, typed, model_dir, args)
     summary["file"] = str(args.file)
+    summary["settings"] = {"debounce_ms": args.debounce_ms, "max_tokens": args.max_tokens, "constrained": not args.unconstrained}
     summary["model"] = summary.get("model") or ("tiny random model" if args.tiny else str(args.model or "embedded"))
     print(_report(summary))
     if args.json:
@@ -78,6 +84,8 @@ def run_session(initial: str, cursor: int, typed: str, model_dir: Path | None, a
         settings["debounceMs"] = args.debounce_ms
     if args.max_tokens is not None:
         settings["maxTokens"] = args.max_tokens
+    if args.unconstrained:
+        settings["constrained"] = False
     client = LspClient(command, configuration=settings)
     uri = "file:///bench/" + args.file.name
     try:

@@ -23,7 +23,7 @@ from lsprotocol import types
 from .config import LspSettings
 from .cross_file import cross_file_context
 from .documents import DocumentStore
-from .engine_host import EngineHost, EngineUnavailable
+from .engine_host import EngineHost, EngineUnavailable, ModelAnswer
 from .stats import Stats
 from .suggestion_cache import SuggestionCache
 
@@ -109,13 +109,12 @@ class CompletionService:
                 self._language_for(document.language_id),
                 ticket.cancel,
                 self._sampler_overrides(),
+                on_finished=self._count_model_run,
             )
             if answer is None:  # superseded while queued behind another model call
                 self._stats.count("superseded_before_model")
                 return None
-            self._stats.model_ran(answer.ms, answer.forwards)
             if answer.stop_reason == "cancelled" or ticket.cancel.is_set():
-                self._stats.count("cancelled_during_model")
                 return None
             suggestion = self._deliver(uri, answer.middle, "model", at, started)
             if suggestion is not None:
@@ -135,6 +134,12 @@ class CompletionService:
                 tickets.remove(ticket)
             if not tickets:
                 self._in_flight.pop(uri, None)
+
+    def _count_model_run(self, answer: ModelAnswer) -> None:
+        """Every model run, also those whose request was cancelled meanwhile."""
+        self._stats.model_ran(answer.ms, answer.forwards)
+        if answer.stop_reason == "cancelled":
+            self._stats.count("cancelled_during_model")
 
     def accepted(self, suggestion_id: str) -> bool:
         """Count an accepted suggestion (the client ran our accept command)."""

@@ -95,13 +95,25 @@ class EngineHost:
         language: str | None,
         cancel: threading.Event,
         settings: Mapping[str, object],
+        on_finished: Callable[[ModelAnswer], None] | None = None,
     ) -> ModelAnswer | None:
-        """Run the model on the worker thread; None when cancelled before it started."""
+        """Run the model on the worker thread; None when cancelled before it started.
+
+        When the awaiting task is cancelled, `cancel` is set so the model stops at its
+        next pass, and `on_finished` still sees the run (the work it cost is counted).
+        """
         engine = await self.wait_ready()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
+        run = loop.run_in_executor(
             self._worker, _run_infill, engine, prefix, suffix, language, cancel, dict(settings)
         )
+        if on_finished is not None:
+            run.add_done_callback(lambda done: _report(done, on_finished))
+        try:
+            return await asyncio.shield(run)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
 
     def run_on_worker(self, function: Callable[[], Any]) -> "asyncio.Future[Any]":
         return asyncio.get_running_loop().run_in_executor(self._worker, function)
@@ -109,6 +121,14 @@ class EngineHost:
     def close(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
         self._loader.shutdown(wait=False, cancel_futures=True)
+
+
+def _report(done: "asyncio.Future[ModelAnswer | None]", on_finished: Callable[[ModelAnswer], None]) -> None:
+    if done.cancelled() or done.exception() is not None:
+        return
+    answer = done.result()
+    if answer is not None:
+        on_finished(answer)
 
 
 def _load_engine(model_dir: str | None) -> Any:
