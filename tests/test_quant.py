@@ -210,3 +210,27 @@ def test_cli_bad_inputs_give_one_line_errors(tmp_path: Path, capsys: pytest.Capt
         assert words in err and "\n" not in err
     assert quantize_main([str(tmp_path / "fp"), str(tmp_path / "o3"), "--bits", "3"]) == 2
     assert not (tmp_path / "o3").exists()
+
+
+# ------------------------------------------------------------------ through engine.load
+@pytest.mark.parametrize("bits", [8, 4])
+def test_engine_load_runs_a_quantized_directory(tmp_path: Path, bits: int) -> None:
+    import engine
+    from engine.testing import make_tiny_model_dir
+
+    src = make_tiny_model_dir(tmp_path / "fp")
+    assert quantize_main([str(src), str(tmp_path / "q"), "--bits", str(bits)]) == 0
+    eng = engine.load(tmp_path / "q")
+    assert eng.describe() is not None
+    result = eng.infill("def add(a, b):\n    return ", "\n", max_tokens=8)
+    assert result.forwards >= 1 and result.stop_reason in ("end_of_middle", "max_tokens", "empty")
+
+
+def test_eval_exact_compares_variants_on_held_out_items(tmp_path: Path) -> None:
+    from engine.quant.eval_exact import evaluate
+    from engine.testing import make_tiny_model_dir
+
+    result = evaluate(make_tiny_model_dir(tmp_path / "fp"), limit=2)
+    rows = {r["variant"]: r for r in result["rows"]}
+    assert set(rows) == {"float", "int8", "int4"}
+    assert rows["float"]["same_rate"] == 1.0 and all(r["items"] == 2 for r in rows.values())
