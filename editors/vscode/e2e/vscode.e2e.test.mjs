@@ -72,6 +72,7 @@ function userSettings(extra = {}) {
     'extensions.autoUpdate': false,
     'update.mode': 'none',
     'infill.nextEdit.enabled': false,
+    ...(process.env.E2E_TRACE ? { 'infill.trace.server': 'verbose' } : {}),
     // code-server's extension host takes PATH from a login shell, not from this process,
     // so the program is named explicitly (the PATH lookup is covered by the unit tests).
     'infill.server.path': env.infill,
@@ -131,13 +132,11 @@ async function fileTextOtherThan(previous, timeoutMs = 20_000) {
   return readFileSync(file, 'utf8');
 }
 
-/** Opens main.py through Quick Open, waiting for the file search to list it. */
+/** Opens main.py from the Explorer and puts the cursor at its end. */
 async function openMainPy() {
-  await page.keyboard.press('Control+P');
-  await page.keyboard.type('main.py');
-  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'main.py' }).first().waitFor({ timeout: 30_000 });
-  await page.keyboard.press('Enter');
-  const editor = page.locator('.editor-instance .monaco-editor').first();
+  await page.locator('.explorer-folders-view .monaco-list-row').filter({ hasText: 'main.py' }).first().click();
+  await page.locator('.tabs-container .tab.active').filter({ hasText: 'main.py' }).waitFor({ timeout: 30_000 });
+  const editor = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
   await editor.waitFor({ timeout: 30_000 });
   await editor.locator('.view-lines').click();
   await page.keyboard.press('Control+End');
