@@ -80,11 +80,11 @@ def load_infill_model(model_dir: Path, config: dict[str, Any], device: str = "cp
     return model.to(device).eval()
 
 
-def save_model_dir(model: InfillTransformer, tokenizer_file: Path, out_dir: Path, extra: Optional[dict[str, Any]] = None) -> None:
+def save_model_dir(model: InfillTransformer, tokenizer_file: Path, out_dir: Path, extra: Optional[dict[str, Any]] = None, dtype: torch.dtype = torch.float32) -> None:
     """Write a model directory atomically enough for a training loop: files are written to
     temporary names and renamed, so a crash never leaves a half-written weights file."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().to(torch.float32).contiguous() for k, v in model.state_dict().items()}
+    state = {k: v.detach().to(dtype).contiguous() for k, v in model.state_dict().items()}
     if model.cfg.tie_embeddings:
         state.pop("lm_head.weight", None)
     config = {"format": "infill", "model": model.cfg.to_dict()}

@@ -15,8 +15,9 @@ One request runs `denoise()`, a generator that yields a DenoiseStep per forward 
    them, the failure that collapses small models to one-token middles. If the canvas
    fills up with text and no EOM, it grows by another block of masks, up to max_tokens.
 4. Token-to-token edits (LLaDA2.1-style): a committed text token whose prediction is now
-   a different token with probability >= `edit_threshold` is rewritten; once no masks
-   are left, at most `max_edit_passes` extra passes are spent on edits alone.
+   a different token with probability >= `edit_threshold` is rewritten, in every pass;
+   once no masks are left, up to `max_edit_passes` extra passes look only for edits,
+   stopping at the first that changes nothing.
 5. A syntax constraint (grammars/) may veto commits: proposals are checked as a batch
    and, if the batch is refused, one at a time in confidence order, each falling back
    to its next-best token; a position whose candidates are all refused stays masked.
@@ -234,20 +235,18 @@ def denoise(
         edits_total += len(edits)
         if not masked_before:
             edit_passes += 1
-        yield DenoiseStep(step, canvas.pieces() + [None] * 0, changes, forwards, (time.perf_counter() - start) * 1000)
+        yield DenoiseStep(step, canvas.pieces(), changes, forwards, (time.perf_counter() - start) * 1000)
         if canvas.masked_positions():
             continue
-        # No masks left: spend bounded passes on edits while the model still wants them.
-        if edits and edit_passes < settings.max_edit_passes:
+        if canvas.end() is None and canvas.size < max_tokens:
+            canvas.grow(min(settings.block_size, max_tokens - canvas.size))
             continue
-        if canvas.end() is not None:
-            stop_reason = "end_of_middle"
-            break
-        if canvas.size >= max_tokens:
-            stop_reason = "max_tokens"
-            break
-        canvas.grow(min(settings.block_size, max_tokens - canvas.size))
-        edit_passes = 0
+        # The middle is closed (or at max_tokens): up to max_edit_passes passes that only
+        # look for edits, stopping at the first pass that changes nothing.
+        if edit_passes < settings.max_edit_passes and (edit_passes == 0 or edits):
+            continue
+        stop_reason = "end_of_middle" if canvas.end() is not None else "max_tokens"
+        break
     middle_ids = canvas.middle_ids()
     result = InfillResult(
         middle=tok.decode(middle_ids),

@@ -1,0 +1,24 @@
+"""Shared fixtures. Tests run torch on one thread: small models are no faster on two,
+and one thread never suffers OpenMP oversubscription next to the servers tests start."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    from engine.testing import make_tiny_model_dir
+
+    return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "model")
+
+
+@pytest.fixture(scope="session")
+def tiny_engine(tiny_model_dir):
+    import engine
+
+    return engine.load(tiny_model_dir)

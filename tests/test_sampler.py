@@ -1,0 +1,164 @@
+"""Sampler behaviour, on a scripted model (exact control of what the model 'believes')
+and on a tiny random transformer (the real code path end to end)."""
+import threading
+
+import pytest
+import torch
+
+from engine.modeldir import load_tokenizer
+from engine.sampler import denoise, run_to_end
+from engine.types import SamplerSettings
+
+
+class ScriptedModel:
+    """Predicts `target[i]` at canvas position i (EOM past the end) with `confidence[i]`;
+    optionally, once nothing is masked, wants `late_edit = (pos, token)`."""
+
+    def __init__(self, tok, target, confidence, late_edit=None, vocab=None):
+        self.tok, self.target, self.confidence, self.late_edit = tok, target, confidence, late_edit
+        self.vocab = vocab or tok.vocab_size
+        self.passes = 0
+
+    def encode_context(self, prefix_ids, suffix_ids, reuse=None):
+        return (tuple(prefix_ids), tuple(suffix_ids))
+
+    def canvas_logits(self, cache, canvas_ids):
+        self.passes += 1
+        B, N = canvas_ids.shape
+        logits = torch.full((B, N, self.vocab), -20.0)
+        no_masks = not (canvas_ids == self.tok.mask_id).any()
+        for i in range(N):
+            token = self.target[i] if i < len(self.target) else self.tok.eom_id
+            conf = self.confidence[i] if i < len(self.confidence) else 0.99
+            if no_masks and self.late_edit and self.late_edit[0] == i:
+                token, conf = self.late_edit[1], 0.99
+            # `conf` probability on `token`, the rest spread over ten decoys (each less likely).
+            logits[:, i, token] = 0.0
+            decoys = [60 + 10 * i + k for k in range(10)]
+            logits[:, i, decoys] = float(torch.log(torch.tensor((1 - conf) / 10 / conf)))
+        return logits
+
+
+@pytest.fixture(scope="module")
+def tok(tiny_model_dir):
+    return load_tokenizer(tiny_model_dir)
+
+
+def _run(model, tok, **settings):
+    steps = list(denoise(model, tok, model.encode_context([], []), SamplerSettings(**settings)))
+    return steps, steps[-1].result
+
+
+def test_commits_at_least_one_token_per_pass_and_stops_at_end_of_middle(tok):
+    target = [20, 21, 22, 23, 24]
+    model = ScriptedModel(tok, target, confidence=[0.3] * 5 + [0.3])  # nothing passes the threshold
+    steps, result = _run(model, tok, confidence_threshold=0.9, block_size=16, max_tokens=64)
+    assert result.stop_reason == "end_of_middle"
+    assert result.middle == tok.decode(target)
+    assert result.tokens == len(target)
+    masked_passes = [s for s in steps[:-1] if not all(p is not None for p in s.canvas) or any(c.kind != "edit" for c in s.changes)]
+    for step in masked_passes:
+        assert sum(1 for c in step.changes if c.kind in ("commit", "end")) >= 1
+    # One commit per pass, then the EOM, then one edit-only pass that changes nothing.
+    assert result.forwards == len(target) + 1 + 1
+
+
+def test_confident_positions_commit_in_parallel(tok):
+    target = list(range(20, 36))
+    model = ScriptedModel(tok, target, confidence=[0.99] * 16)
+    _, result = _run(model, tok, confidence_threshold=0.9, block_size=16, max_tokens=32, max_edit_passes=0)
+    # 16 text tokens in one pass, then the grown block closes with EOM in one more.
+    assert result.tokens == 16 and result.forwards == 2 and result.tokens_per_forward == 8
+
+
+def test_end_of_middle_never_runs_ahead_of_unresolved_text(tok):
+    target = [20, 21, 22]
+    # Text positions are unsure; the EOM right after them is certain.
+    model = ScriptedModel(tok, target, confidence=[0.2, 0.2, 0.2, 0.999])
+    steps, result = _run(model, tok, confidence_threshold=0.9)
+    for step in steps[:-1]:
+        for change in step.changes:
+            if change.kind == "end":
+                assert all(piece is not None for piece in step.canvas[: change.position])
+    assert result.middle == tok.decode(target)
+
+
+def test_honours_max_tokens_and_grows_the_canvas(tok):
+    target = list(range(20, 120))  # longer than any canvas, never closes
+    model = ScriptedModel(tok, target, confidence=[0.99] * 100)
+    _, result = _run(model, tok, block_size=8, max_tokens=20)
+    assert result.stop_reason == "max_tokens"
+    assert result.tokens == 20 and result.middle == tok.decode(target[:20])
+    _, nothing = _run(model, tok, max_tokens=0)
+    assert nothing.middle == "" and nothing.tokens == 0
+
+
+def test_token_edits_rewrite_only_canvas_tokens(tok):
+    target = [20, 21, 22, 23]
+    model = ScriptedModel(tok, target, confidence=[0.99] * 5, late_edit=(1, 30))
+    steps, result = _run(model, tok, edit_threshold=0.9, max_edit_passes=2)
+    edits = [c for s in steps for c in s.changes if c.kind == "edit"]
+    assert edits and all(0 <= e.position < 4 for e in edits)
+    assert result.edits >= 1
+    assert result.middle == tok.decode([20, 30, 22, 23])
+    _, unedited = _run(ScriptedModel(tok, target, confidence=[0.99] * 5, late_edit=(1, 30)), tok, edit_threshold=1.01)
+    assert unedited.middle == tok.decode(target) and unedited.edits == 0
+
+
+def test_constraint_veto_falls_back_to_next_candidate(tok):
+    target = [20, 21, 22]
+
+    class RefuseToken21:
+        def allows(self, prefix, pieces, suffix):
+            return tok.piece(21) not in [p for p in pieces if p is not None]
+
+        def accept_final(self, prefix, middle, suffix):
+            return True
+
+        def polish(self, prefix, middle, suffix):
+            return middle
+
+    model = ScriptedModel(tok, target, confidence=[0.99] * 4)
+    steps = list(denoise(model, tok, None, SamplerSettings(), constraint=RefuseToken21()))
+    result = steps[-1].result
+    ids = tok.encode(result.middle)
+    assert 21 not in ids and result.vetoed >= 1
+    assert result.middle.startswith(tok.piece(20))
+
+
+def test_cancel_stops_between_passes(tok):
+    model = ScriptedModel(tok, list(range(20, 120)), confidence=[0.1] * 100)
+    cancel = threading.Event()
+    steps = denoise(model, tok, None, SamplerSettings(max_tokens=64), cancel=cancel)
+    next(steps)
+    cancel.set()
+    result = run_to_end(steps)
+    assert result.stop_reason == "cancelled" and model.passes == 1
+
+
+# ------------------------------------------------------- the real tiny transformer
+def test_tiny_engine_result_has_no_masks_and_is_deterministic(tiny_engine):
+    prefix, suffix = "def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n"
+    first = tiny_engine.infill(prefix, suffix, max_tokens=12, constrained=False)
+    second = tiny_engine.infill(prefix, suffix, max_tokens=12, constrained=False)
+    assert first.middle == second.middle
+    assert "<mask>" not in first.middle and "<eom>" not in first.middle
+    assert first.tokens <= 12
+    assert first.cached_context_tokens == 0 or first.forwards >= 1
+    assert second.cached_context_tokens > 0  # the second request reused the context cache
+
+
+def test_tiny_engine_stream_ends_with_result_and_matches_infill(tiny_engine):
+    prefix, suffix = "x = [1, 2, ", "]\n"
+    steps = list(tiny_engine.stream(prefix, suffix, max_tokens=6, constrained=False))
+    assert steps[-1].result is not None
+    assert all(s.result is None for s in steps[:-1])
+    assert len(steps) - 1 == steps[-1].result.forwards - (1 if steps[-1].result.cached_context_tokens == 0 else 0) or len(steps) >= 2
+    again = tiny_engine.infill(prefix, suffix, max_tokens=6, constrained=False)
+    assert again.middle == steps[-1].result.middle
+
+
+def test_sampling_with_temperature_is_seeded(tiny_engine):
+    a = tiny_engine.infill("import ", "\n", max_tokens=8, temperature=1.0, seed=3, constrained=False)
+    b = tiny_engine.infill("import ", "\n", max_tokens=8, temperature=1.0, seed=3, constrained=False)
+    assert a.middle == b.middle
