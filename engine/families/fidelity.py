@@ -107,3 +107,44 @@ def measure_policy(model: FamilyModel, policy: CachePolicy, prompts: Sequence[tu
     n = max(len(prompts), 1)
     return PolicyReport(policy.describe(), len(drift), refreshes / n, max(errs), sum(errs) / len(errs), sum(agrees) / len(agrees), same / n, forwards, seconds)
 
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """python -m engine.families.fidelity (MODEL_DIR | --tiny FAMILY) [--policies ...]"""
+    import argparse
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from engine.families import load_family_model
+
+    p = argparse.ArgumentParser(prog="python -m engine.families.fidelity", description="Dual-cache logit drift against the exact logits, per refresh policy.")
+    p.add_argument("model_dir", nargs="?", type=Path)
+    p.add_argument("--tiny", help="measure a tiny random checkpoint of this family instead (needs transformers)")
+    p.add_argument("--policies", default="exact,block,every:4,every:2")
+    p.add_argument("--max-tokens", type=int, default=32)
+    p.add_argument("--block", type=int, default=8)
+    p.add_argument("--per-pass", type=int, default=1)
+    p.add_argument("--device", default="cpu")
+    args = p.parse_args(list(argv) if argv is not None else None)
+    from engine.families.testing import CORPUS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.model_dir
+        if args.tiny:
+            from engine.families.testing import make_tiny_checkpoint
+
+            path = make_tiny_checkpoint(args.tiny, Path(tmp) / args.tiny, layers=4, hidden=128, heads=4).path
+        if path is None:
+            p.error("give MODEL_DIR or --tiny FAMILY")
+        model, tok, _ = load_family_model(path, device=args.device)
+        bos = [tok.bos_id] if tok.bos_id is not None else []
+        prompts = [(bos + tok.encode(t[: len(t) // 2]), tok.encode(t[len(t) // 2 + 8 :])) for t in CORPUS]
+        for text in args.policies.split(","):
+            report = measure_policy(model, CachePolicy.parse(text), prompts, args.max_tokens, args.block, args.per_pass)
+            print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in report.to_dict().items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
