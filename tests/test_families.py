@@ -282,3 +282,24 @@ def test_fidelity_measurement(ckpts):
     assert block.passes > 0 and 0 < block.max_rel_err and block.refreshes_per_infill <= 3
     every2 = measure_policy(model, CachePolicy.parse("every:2"), prompts, max_tokens=12, block=4, per_pass=2)
     assert block.refreshes_per_infill <= every2.refreshes_per_infill <= exact.refreshes_per_infill
+
+
+def test_tied_embeddings_checkpoint(tmp_path):
+    """Qwen2.5-Coder-0.5B (Open-dCoder's base) ties lm_head to the embedding: logits then
+    use the embedding matrix, with or without a stored copy of the head."""
+    from safetensors.torch import load_file, save_file
+
+    ck = make_tiny_checkpoint("open_dcoder", tmp_path / "tied", seed=3)
+    ck.reference.lm_head.weight = ck.reference.model.embed_tokens.weight  # tie the reference
+    _edit_config(ck.path, tie_word_embeddings=True)
+    tensors = load_file(str(ck.path / "model.safetensors"))
+    head = tensors.pop("lm_head.weight")
+    save_file(tensors, str(ck.path / "model.safetensors"))
+    model, tok, _ = load_family_model(ck.path)
+    assert model.net.lm_head is None
+    ids = torch.randint(0, tok.vocab_size, (1, 12), generator=torch.Generator().manual_seed(0))
+    hidden, _ = model.net(ids, torch.arange(12))
+    assert rel_err(model.net.logits(hidden), reference_logits(ck, ids)) <= REL_TOL
+    tensors["lm_head.weight"] = head
+    save_file(tensors, str(ck.path / "model.safetensors"))
+    load_family_model(ck.path)  # a stored head copy is tolerated

@@ -87,6 +87,8 @@ def load_weights(
     if missing:
         raise InfillError(f"{model_dir}: tensor {missing[0]} is missing from the checkpoint" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
     used = set(mapping.values())
+    if arch.tie_embeddings and "lm_head.weight" in spec.weights:
+        used.add(spec.weights["lm_head.weight"])  # some tied checkpoints still store a head copy
     unexpected = sorted(n for n in where if n not in used and not any(fnmatch.fnmatch(n, f"*{p}*") for p in spec.ignore_patterns))
     if unexpected:
         raise InfillError(f"{model_dir}: checkpoint tensor {unexpected[0]} has no place in the {spec.name} family's model" + (f" (and {len(unexpected) - 1} more)" if len(unexpected) > 1 else "") + "; wrong family or an unsupported variant")

@@ -147,9 +147,7 @@ def make_tiny_checkpoint(
         special.remove("<|mdm_mask|>")  # exercise the family's default mask id
     tok = train_tokenizer(special)
     _save_tokenizer(tok, out_dir, tokenizer_format, special)
-    if tokenizer_format != "tokenizer.json":  # ids moved: special tokens now follow the vocab
-        from tokenizers import Tokenizer as HFTok  # noqa: F401  (ids re-read below)
-    ids = _special_ids(out_dir, tok, special, tokenizer_format)
+    ids = _special_ids(out_dir, tok, special, tokenizer_format)  # vocab.json moves them after the vocab
     rows = vocab_rows or (tok.get_vocab_size() + extra_rows)
     ffn = hidden * 3 // 2
     torch.manual_seed(seed)
