@@ -194,6 +194,19 @@ def test_cli_writes_a_directory_the_loader_reads(tmp_path: Path, bits: int, caps
     assert 0 < relative_logit_error(ref, loaded) < (0.01 if bits == 8 else 0.08)
 
 
+def test_cli_keeps_a_bf16_source_in_bf16(tmp_path: Path) -> None:
+    from engine.modeldir import save_model_dir
+
+    tok = tmp_path / "tokenizer.json"
+    tok.write_text("{}")
+    save_model_dir(tiny_model(), tok, tmp_path / "bf16", dtype=torch.bfloat16)
+    assert quantize_main([str(tmp_path / "bf16"), str(tmp_path / "q"), "--bits", "8"]) == 0
+    out = load_file(str(tmp_path / "q" / "model.safetensors"))
+    assert out["embed.weight"].dtype == torch.bfloat16 and out["final_norm.weight"].dtype == torch.bfloat16
+    assert out["blocks.0.attn.qkv.qweight"].dtype == torch.int8 and out["blocks.0.attn.qkv.scales"].dtype == torch.float32
+    assert (tmp_path / "q" / "model.safetensors").stat().st_size < (tmp_path / "bf16" / "model.safetensors").stat().st_size
+
+
 def test_cli_bad_inputs_give_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_float_dir(tmp_path / "fp", tiny_model())
     assert quantize_main([str(tmp_path / "fp"), str(tmp_path / "q"), "--bits", "8"]) == 0

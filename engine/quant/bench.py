@@ -54,7 +54,7 @@ def run(model_dir: Optional[Path], threads: int, repeats: int, prefix_len: int, 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         src = model_dir or _random_model_dir(root)
-        dirs = {"fp32": src}
+        dirs = {"float": src}
         for bits in (8, 4):
             dirs[f"int{bits}"] = root / f"int{bits}"
             quantize_dir(src, dirs[f"int{bits}"], bits)
@@ -64,7 +64,7 @@ def run(model_dir: Optional[Path], threads: int, repeats: int, prefix_len: int, 
             m = _bnb_variant(src, mode)
             if m is not None:
                 models[f"bnb-{mode}"] = m
-        cfg = models["fp32"].cfg
+        cfg = models["float"].cfg
         g = torch.Generator().manual_seed(0)
         prefix = torch.randint(0, cfg.vocab_size, (prefix_len,), generator=g).tolist()
         suffix = torch.randint(0, cfg.vocab_size, (suffix_len,), generator=g).tolist()
@@ -100,8 +100,8 @@ def run(model_dir: Optional[Path], threads: int, repeats: int, prefix_len: int, 
 
 
 def format_table(result: dict[str, Any]) -> str:
-    base = next(r for r in result["rows"] if r["variant"] == "fp32")
-    lines = ["| variant | model.safetensors | canvas 16 tok (min) | vs fp32 | canvas 64 tok (min) | vs fp32 |", "|---|---|---|---|---|---|"]
+    base = next(r for r in result["rows"] if r["variant"] == "float")
+    lines = ["| variant | model.safetensors | canvas 16 tok (min) | vs float | canvas 64 tok (min) | vs float |", "|---|---|---|---|---|---|"]
     for r in result["rows"]:
         size = f"{r['weights_mb']:.2f} MB" if r["weights_mb"] is not None else "(in memory)"
         lines.append(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import save_file
 
 from engine.modeldir import CONFIG_FILE, WEIGHTS_FILE, load_infill_model, read_config
@@ -31,6 +32,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bits", type=int, choices=(8, 4), required=True, help="8: int8 per output channel; 4: int4 group-wise")
     p.add_argument("--group-size", type=int, choices=INT4_GROUP_SIZES, default=DEFAULT_GROUP_SIZE, help="int4 group size along the input dimension")
     return p
+
+
+def _stored_float_dtype(weights: Path) -> torch.dtype:
+    """The dtype of the first floating-point tensor in a safetensors file (fp32 if none)."""
+    with safe_open(str(weights), framework="pt") as f:
+        for key in f.keys():
+            dtype = f.get_slice(key).get_dtype()
+            if dtype in _SAFETENSORS_FLOATS:
+                return _SAFETENSORS_FLOATS[dtype]
+    return torch.float32
+
+
+_SAFETENSORS_FLOATS = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}
 
 
 def _dir_bytes(path: Path) -> int:
@@ -78,7 +92,14 @@ def quantize_dir(model_dir: Path, out_dir: Path, bits: int, group_size: int = DE
             shutil.copytree(item, out_dir / item.name)
         else:
             shutil.copy2(item, out_dir / item.name)
-    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    # Float tensors that stay float (embedding, norms) keep the source file's precision:
+    # a bf16 checkpoint must not grow an fp32 embedding. Codes and scales keep theirs.
+    float_dtype = _stored_float_dtype(model_dir / WEIGHTS_FILE)
+    quantized = tuple(name + "." for name in spec["modules"])
+    state = {
+        k: (v.detach().to(float_dtype) if v.is_floating_point() and not k.startswith(quantized) else v.detach()).contiguous()
+        for k, v in model.state_dict().items()
+    }
     tmp = out_dir / (WEIGHTS_FILE + ".tmp")
     save_file(state, str(tmp), metadata={"format": "pt", "quantization": json.dumps(spec)})
     tmp.replace(out_dir / WEIGHTS_FILE)
