@@ -23,7 +23,7 @@ from typing import Optional
 
 import torch
 
-from engine.families.network import BidirectionalDecoder, LayerKV
+from engine.families.network import BidirectionalDecoder, KVBuffer, LayerKV
 from engine.families.spec import FamilySpec
 from engine.families.tokens import SpecialIds
 
@@ -66,9 +66,9 @@ class FamilyContext:
     suffix_tokens: list[int]
     head: list[int]
     tail: list[int]
-    # Dual cache: keys/values of every position outside the recomputed span, per layer,
-    # (B, Hkv, T - span, Dh); valid for one canvas length and batch size.
-    kv: Optional[list[LayerKV]] = None
+    # Dual cache: per layer, keys/values of every position outside the recomputed span
+    # plus a slot for the span (KVBuffer); valid for one canvas length and batch size.
+    kv: Optional[list[KVBuffer]] = None
     kv_shape: tuple[int, int] = (-1, -1)  # (batch, canvas length) the kv was made for
     passes_since_refresh: int = 0
     refreshes: int = 0
@@ -176,13 +176,19 @@ class FamilyModel:
         assert kvs is not None
         B, N = canvas_ids.shape
         start, end = self._span_start(ctx), len(ctx.head) + N
-        # Keep the context's keys/values: everything outside [start, end).
-        ctx.kv = [(torch.cat([k[:, :, :start], k[:, :, end:]], dim=2), torch.cat([v[:, :, :start], v[:, :, end:]], dim=2)) for k, v in kvs]
+        # Keep the context's keys/values (everything outside [start, end)) followed by a
+        # slot the cached passes overwrite with the span's fresh keys/values.
+        ctx.kv = [KVBuffer(self._slotted(k, start, end), self._slotted(v, start, end), k.shape[2] - (end - start)) for k, v in kvs]
         ctx.kv_shape = (B, N)
         ctx.passes_since_refresh = 1
         ctx.refreshes += 1
         ctx._key_mask.clear()
         return logits
+
+    @staticmethod
+    def _slotted(t: torch.Tensor, start: int, end: int) -> torch.Tensor:
+        """(B, H, T, D) -> (B, H, T, D) reordered as [before start | after end | span]."""
+        return torch.cat([t[:, :, :start], t[:, :, end:], t[:, :, start:end]], dim=2)
 
     def _cached_pass(self, ctx: FamilyContext, canvas_ids: torch.Tensor) -> torch.Tensor:
         B, N = canvas_ids.shape

@@ -83,6 +83,10 @@ def describe_dir(path: Path, load: bool) -> dict:
     arch = arch_from_config(spec, config, path / "config.json")
     out: dict = {"family": spec.name, "title": spec.title, "path": str(path), "params_b": round(arch.num_parameters() / 1e9, 4)}
     out["memory_gib"] = {k: round(v, 3) for k, v in estimate(arch).items()}
+    from engine.families.checkpoint import tensor_locations
+
+    where = tensor_locations(path)  # checks the index and that every shard is there
+    out["weights"] = f"{len(where)} tensors in {len(set(where.values()))} file(s)"
     if load:
         _, tok, info = load_family_model(path)
         out.update(info)

@@ -12,7 +12,8 @@ approximate dual cache needs.
 """
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import dataclass
+from typing import Optional, Union
 
 import torch
 import torch.nn as nn
@@ -22,6 +23,18 @@ from engine.families.arch import ArchConfig
 
 # Per layer: keys and values, (B, Hkv, T, Dh), keys already rotated to their positions.
 LayerKV = tuple[torch.Tensor, torch.Tensor]
+
+
+@dataclass
+class KVBuffer:
+    """One layer's cached context keys/values followed by a slot for the rows a cached
+    pass recomputes: k, v (B, Hkv, L + S, Dh) with the context in [:L]. The pass writes
+    its S fresh keys/values into the slot in place, so the (possibly large) context is
+    never copied per pass — a torch.cat would copy all of it every time."""
+
+    k: torch.Tensor
+    v: torch.Tensor
+    context_len: int
 
 
 class RMSNorm(nn.Module):
@@ -72,7 +85,7 @@ class DecoderLayer(nn.Module):
         x: torch.Tensor,  # (B, T, C)
         cos: torch.Tensor,  # (B, 1, T, Dh)
         sin: torch.Tensor,
-        past: Optional[LayerKV],  # cached keys/values attended besides this call's own
+        past: Optional[Union[LayerKV, KVBuffer]],  # cached keys/values attended besides this call's own
         mask: Optional[torch.Tensor],  # (B, 1, 1, Tpast + T) bool: keys that may be attended
     ) -> tuple[torch.Tensor, LayerKV]:
         B, T, _ = x.shape
@@ -82,7 +95,12 @@ class DecoderLayer(nn.Module):
         v = self.v(h).view(B, T, self.num_kv_heads, self.head_dim).transpose(1, 2)
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         own = (k, v)
-        if past is not None:
+        if isinstance(past, KVBuffer):
+            L = past.context_len
+            past.k[:, :, L:] = k  # shapes must match the slot: same batch, same span length
+            past.v[:, :, L:] = v
+            k, v = past.k, past.v
+        elif past is not None:
             k = torch.cat([past[0].expand(B, -1, -1, -1), k], dim=2)
             v = torch.cat([past[1].expand(B, -1, -1, -1), v], dim=2)
         # Bidirectional: no causal mask; only hidden keys (pads, for some families) are masked.
@@ -116,7 +134,7 @@ class BidirectionalDecoder(nn.Module):
         ids: torch.Tensor,  # (B, T)
         positions: torch.Tensor,  # (B, T) or (T,)
         key_mask: Optional[torch.Tensor] = None,  # (B, Tpast + T) bool, True = may be attended
-        past: Optional[list[LayerKV]] = None,
+        past: Optional[Union[list[LayerKV], list[KVBuffer]]] = None,
         collect: bool = False,
     ) -> tuple[torch.Tensor, Optional[list[LayerKV]]]:
         """Hidden states after the final norm, (B, T, C), and optionally each layer's own K/V."""
