@@ -303,3 +303,25 @@ def test_tied_embeddings_checkpoint(tmp_path):
     tensors["lm_head.weight"] = head
     save_file(tensors, str(ck.path / "model.safetensors"))
     load_family_model(ck.path)  # a stored head copy is tolerated
+
+
+def test_bf16_load_tracks_fp32(ckpts):
+    """The accelerator default dtype: bf16 weights and activations, float32 logits."""
+    fp32, tok, _ = load_family_model(ckpts["llada"].path, cache_policy="exact")
+    bf16, _, info = load_family_model(ckpts["llada"].path, dtype="bf16", cache_policy="block")
+    assert info["dtype"] == "bfloat16" and bf16.net.embed.weight.dtype == torch.bfloat16
+    prefix, suffix = tok.encode("while queue:\n    "), tok.encode("\n")
+    canvas = torch.full((1, 6), tok.mask_id)
+    a = fp32.canvas_logits(fp32.encode_context(prefix, suffix), canvas)
+    ctx = bf16.encode_context(prefix, suffix)
+    b = bf16.canvas_logits(ctx, canvas)
+    assert b.dtype == torch.float32 and rel_err(b, a) < 0.05
+    assert rel_err(bf16.canvas_logits(ctx, canvas), b) < 0.02  # cached pass, bf16 buffers
+
+
+def test_pass_timing_helper():
+    from engine.families.fidelity import pass_times_ms, synthetic_model
+
+    model = synthetic_model(layers=1, hidden=64, vocab=512)
+    times = pass_times_ms(model, list(range(10, 60)), list(range(10, 30)), canvas_len=4, repeats=1)
+    assert set(times) == {"exact", "block"} and all(t > 0 for t in times.values())
