@@ -80,6 +80,6 @@ PATH="$NODE24_BIN:$PATH" npm_ci "$E2E"
 log "running the end-to-end test (artifacts in $E2E_ARTIFACTS)"
 rm -rf "$E2E_ARTIFACTS"
 cd "$E2E"
-E2E_NODE24="$NODE24_BIN/node" E2E_VSIX="$VSIX" E2E_INFILL="$INFILL_BIN_DIR/infill" E2E_MODEL_DIR="$MODEL_DIR" \
+E2E_NODE24="$NODE24_BIN/node" E2E_VSIX="$VSIX" E2E_INFILL="$INFILL_BIN_DIR/infill" E2E_PYTHON="$PYTHON" E2E_MODEL_DIR="$MODEL_DIR" \
   timeout 480 "$NODE24_BIN/node" --test --test-timeout=420000 vscode.e2e.test.mjs
 log "passed"

@@ -8,7 +8,7 @@
 // while the editor stays usable. It does not judge the completion's quality.
 
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -21,6 +21,7 @@ const env = {
   node24: required('E2E_NODE24'),
   vsix: required('E2E_VSIX'),
   infill: required('E2E_INFILL'),
+  python: required('E2E_PYTHON'),
   modelDir: process.env.E2E_MODEL_DIR ?? '',
   artifacts: resolve(process.env.E2E_ARTIFACTS ?? join(here, 'artifacts')),
   chromium: process.env.E2E_CHROMIUM ?? '/usr/bin/chromium',
@@ -142,6 +143,30 @@ async function openMainPy() {
   await page.keyboard.press('Control+End');
 }
 
+/** A stand-in `infill` program (a shell script) for the bad-setup scenarios. */
+function script(name, body) {
+  const path = join(root, name);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+/** Waits for an error notification containing `text`, and returns its whole text. */
+async function errorToast(text, timeout = 60_000) {
+  const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: text }).first();
+  await toast.waitFor({ timeout });
+  return toast.innerText();
+}
+
+async function waitForServerReady() {
+  const settled = infillStatus().locator('.codicon-sparkle, .codicon-error').first();
+  await settled.waitFor({ timeout: READY_TIMEOUT_MS });
+  assert.ok(
+    (await settled.getAttribute('class')).includes('codicon-sparkle'),
+    `the infill server did not start: ${await infillStatus().getAttribute('aria-label')}`,
+  );
+}
+
 const infillStatus = () => page.locator('.statusbar-item').filter({ hasText: 'infill' }).first();
 
 before(async () => {
@@ -201,12 +226,7 @@ after(async () => {
 test('ghost text from infill lsp is shown, accepted with Tab, and written to the file', async () => {
   // The extension starts the server and the status bar reports the model ready.
   await infillStatus().waitFor({ timeout: 60_000 });
-  const settled = infillStatus().locator('.codicon-sparkle, .codicon-error').first();
-  await settled.waitFor({ timeout: READY_TIMEOUT_MS });
-  assert.ok(
-    (await settled.getAttribute('class')).includes('codicon-sparkle'),
-    `the infill server did not start: ${await infillStatus().getAttribute('aria-label')}`,
-  );
+  await waitForServerReady();
 
   await openMainPy();
 
@@ -248,9 +268,7 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
 
 test('a wrong server path gives a message naming the fix, and the editor stays usable', async () => {
   writeSettings(userSettings({ 'infill.server.path': '/nonexistent/infill' }));
-  const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: '/nonexistent/infill' }).first();
-  await toast.waitFor({ timeout: 30_000 });
-  assert.match(await toast.innerText(), /infill\.server\.path/);
+  assert.match(await errorToast('/nonexistent/infill'), /infill\.server\.path/);
   await page.screenshot({ path: join(env.artifacts, 'bad-setup.png') });
   await infillStatus().locator('.codicon-error').waitFor({ timeout: 10_000 });
 
@@ -263,3 +281,76 @@ test('a wrong server path gives a message naming the fix, and the editor stays u
   const after = await fileTextOtherThan(before);
   assert.ok(after.includes('still_typing = True'), `typing still reaches the file:\n${after}`);
 });
+
+test('infill missing from the interpreter: the message says to pip install it', async () => {
+  const broken = script('broken-infill', `echo "Traceback (most recent call last):" >&2
+echo "ModuleNotFoundError: No module named 'engine'" >&2
+exit 1`);
+  writeSettings(userSettings({ 'infill.server.path': broken }));
+  const text = await errorToast('could not import engine');
+  assert.match(text, /pip install infill/);
+  await infillStatus().locator('.codicon-error').waitFor({ timeout: 10_000 });
+});
+
+test('a missing model directory: the message names infill.modelDir', async () => {
+  writeSettings(userSettings({ 'infill.modelDir': join(root, 'no-such-model') }));
+  const text = await errorToast('no-such-model');
+  assert.match(text, /infill\.modelDir/);
+});
+
+test('a server that keeps crashing is restarted, then reported with its exit code', async () => {
+  // Runs the real server but kills it after a few seconds, every time.
+  const crashy = script('crashy-infill', `timeout -s KILL 6 "${env.infill}" "$@"; exit 3`);
+  writeSettings(userSettings({ 'infill.server.path': crashy }));
+  const text = await errorToast('exit code 3', 120_000);
+  assert.match(text, /Restart/);
+  const log = readFileSync(findInfillLog(), 'utf8');
+  assert.match(log, /restarting \(3\/3\)/, 'it was restarted three times before giving up');
+});
+
+test('next edit (stand-in server): Tab jumps to the suggested edit, Tab again applies it', async () => {
+  const standIn = script('next-edit-infill', `exec "${env.python}" "${join(here, 'fixtures', 'next_edit_server.py')}"`);
+  writeSettings(userSettings({ 'infill.server.path': standIn, 'infill.nextEdit.enabled': true, 'infill.nextEdit.delayMs': 100 }));
+  // The item still shows the last test's failure until the settings change restarts the server.
+  await infillStatus().locator('.codicon-error').waitFor({ state: 'detached', timeout: 30_000 });
+  await waitForServerReady();
+  await openMainPy();
+  const before = readFileSync(file, 'utf8');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('total = OLD_NAME + 1', { delay: 20 });
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('print(total)', { delay: 20 });
+  const typed = await fileTextOtherThan(before);
+  const lines = typed.split('\n');
+  const editLine = lines.findIndex((l) => l.includes('OLD_NAME')) + 1;
+
+  // The suggestion is drawn on OLD_NAME (struck through) while the cursor is a line below.
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll('.monaco-editor .view-line span')].some(
+      (span) => span.textContent === 'OLD_NAME' && getComputedStyle(span).textDecorationLine.includes('line-through'),
+    ),
+  undefined, { timeout: 30_000 });
+  await page.screenshot({ path: join(env.artifacts, 'next-edit.png') });
+
+  await page.keyboard.press('Tab');
+  await page.locator('.statusbar-item').filter({ hasText: `Ln ${editLine},` }).waitFor({ timeout: 10_000 });
+  assert.equal(readFileSync(file, 'utf8'), typed, 'the first Tab only moves the cursor');
+  await page.keyboard.press('Tab');
+  const applied = await fileTextOtherThan(typed);
+  assert.ok(applied.includes('total = new_name + 1'), `the second Tab applied the edit:\n${applied}`);
+  assert.ok(!applied.includes('OLD_NAME'));
+});
+
+function findInfillLog() {
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name === 'infill.log') found.push(path);
+    }
+  };
+  walk(join(userData, 'logs'));
+  assert.ok(found.length > 0, 'the extension wrote its log');
+  return found.sort().at(-1);
+}

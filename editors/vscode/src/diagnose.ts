@@ -79,5 +79,7 @@ export function explainServerFailure(stderr: string, exitCode: number | null | u
 }
 
 export function formatFailure(failure: ServerFailure): string {
-  return `infill: ${failure.summary} ${failure.fix}`;
+  // The summary may end with the server's own last line, which has no full stop.
+  const summary = /[.!?]$/.test(failure.summary) ? failure.summary : `${failure.summary}.`;
+  return `infill: ${summary} ${failure.fix}`;
 }

@@ -12,6 +12,7 @@ import {
   LanguageClient,
   LanguageClientOptions,
   Middleware,
+  State,
 } from 'vscode-languageclient/node';
 import { explainServerFailure, formatFailure, OutputTail } from './diagnose';
 import { checkModelDir, FileProbe, isLaunchProblem, Launcher, LaunchProblem, resolveLauncher } from './launcher';
@@ -108,19 +109,25 @@ export class ServerConnection implements vscode.Disposable {
       this.clientOptions(),
     );
     this.client = client;
+    // Also fires after the client restarts a crashed server by itself.
+    this.disposables.push(
+      client.onDidChangeState((event) => {
+        if (event.newState === State.Running && this.client === client) {
+          this.runningOnce = true;
+          if (this.status.phase.kind === 'starting') {
+            this.status.update({ phase: { kind: 'ready' } });
+          }
+          this.readyEmitter.fire(client);
+        }
+      }),
+    );
     try {
       await client.start();
     } catch (error) {
       if (this.client === client) {
         await this.reportDeath(error);
       }
-      return;
     }
-    this.runningOnce = true;
-    if (this.status.phase.kind === 'starting') {
-      this.status.update({ phase: { kind: 'ready' } });
-    }
-    this.readyEmitter.fire(client);
   }
 
   async stop(): Promise<void> {

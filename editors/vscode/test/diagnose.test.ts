@@ -37,6 +37,6 @@ test('an old infill without the lsp subcommand says to upgrade', () => {
 
 test('anything else reports the exit code and the last line', () => {
   const failure = explainServerFailure('Segmentation fault', 139);
-  assert.match(formatFailure(failure), /^infill: the infill server stopped \(exit code 139\): Segmentation fault/);
+  assert.match(formatFailure(failure), /^infill: the infill server stopped \(exit code 139\): Segmentation fault\. The log/);
   assert.match(explainServerFailure('', null).summary, /stopped\.$/);
 });
