@@ -207,6 +207,20 @@ def test_cli_keeps_a_bf16_source_in_bf16(tmp_path: Path) -> None:
     assert (tmp_path / "q" / "model.safetensors").stat().st_size < (tmp_path / "bf16" / "model.safetensors").stat().st_size
 
 
+def test_cli_failure_leaves_no_half_written_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.quant.cli as cli
+
+    write_float_dir(tmp_path / "fp", tiny_model())
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(cli, "save_file", disk_full)
+    with pytest.raises(OSError):
+        cli.quantize_dir(tmp_path / "fp", tmp_path / "q", 8)
+    assert not (tmp_path / "q").exists()
+
+
 def test_cli_bad_inputs_give_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_float_dir(tmp_path / "fp", tiny_model())
     assert quantize_main([str(tmp_path / "fp"), str(tmp_path / "q"), "--bits", "8"]) == 0
@@ -222,6 +236,11 @@ def test_cli_bad_inputs_give_one_line_errors(tmp_path: Path, capsys: pytest.Capt
         err = capsys.readouterr().err.strip()
         assert words in err and "\n" not in err
     assert quantize_main([str(tmp_path / "fp"), str(tmp_path / "o3"), "--bits", "3"]) == 2
+    capsys.readouterr()  # argparse's usage lines
+    (tmp_path / "file").write_text("")
+    assert quantize_main([str(tmp_path / "fp"), str(tmp_path / "file" / "o4"), "--bits", "8"]) == 1  # parent is a file
+    err = capsys.readouterr().err.strip()
+    assert "error" in err and "\n" not in err and "Traceback" not in err
     assert not (tmp_path / "o3").exists()
 
 

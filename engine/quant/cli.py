@@ -67,8 +67,8 @@ def _logit_error(ref: torch.nn.Module, quant: torch.nn.Module, vocab: int) -> fl
 def quantize_dir(model_dir: Path, out_dir: Path, bits: int, group_size: int = DEFAULT_GROUP_SIZE) -> str:
     """Do the work; returns the summary line. Raises InfillError for bad input."""
     config = read_config(model_dir)
-    if "quantization" in config:
-        raise InfillError(f"{model_dir} is already quantized ({config['quantization'].get('bits')} bits); quantize the float model instead")
+    if config.get("quantization"):
+        raise InfillError(f"{model_dir} is already quantized ({json.dumps(config['quantization'])[:80]}); quantize the float model instead")
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise InfillError(f"output {out_dir} already exists and is not an empty directory; choose a new path")
     if out_dir.resolve().is_relative_to(model_dir.resolve()):
@@ -76,7 +76,27 @@ def quantize_dir(model_dir: Path, out_dir: Path, bits: int, group_size: int = DE
     ref = load_infill_model(model_dir, config)
     model = load_infill_model(model_dir, config)
     spec = quantize_model(model, bits, group_size)
+    created = not out_dir.exists()
+    try:
+        _write(model_dir, out_dir, config, model, spec)
+    except BaseException:
+        if created:  # leave nothing half-written behind (a rerun would refuse a non-empty OUT_DIR)
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
 
+    # Read back through the real loader: catches any mismatch with engine.load now.
+    reloaded = load_infill_model(out_dir, read_config(out_dir))
+    err = _logit_error(ref, reloaded, ref.cfg.vocab_size)
+    before, after = (model_dir / WEIGHTS_FILE).stat().st_size, (out_dir / WEIGHTS_FILE).stat().st_size
+    kind = "int8 per-channel" if bits == 8 else f"int4 group {group_size}"
+    return (
+        f"wrote {out_dir} ({kind}, {len(spec['modules'])} layers): weights {before / 1e6:.2f} MB -> {after / 1e6:.2f} MB, "
+        f"directory {_dir_bytes(out_dir) / 1e6:.2f} MB; max logit error {err:.2%} of max |logit| on a random canvas"
+    )
+
+
+def _write(model_dir: Path, out_dir: Path, config: dict, model: torch.nn.Module, spec: dict) -> None:
+    """Copy the other files, then weights, then config.json (last: the commit point)."""
     new_config = copy.deepcopy(config)
     if spec["tied_head"]:
         # The head now has its own (quantized) weights, so the directory describes an
@@ -106,16 +126,6 @@ def quantize_dir(model_dir: Path, out_dir: Path, bits: int, group_size: int = DE
     (out_dir / (CONFIG_FILE + ".tmp")).write_text(json.dumps(new_config, indent=2) + "\n")
     (out_dir / (CONFIG_FILE + ".tmp")).replace(out_dir / CONFIG_FILE)
 
-    # Read back through the real loader: catches any mismatch with engine.load now.
-    reloaded = load_infill_model(out_dir, read_config(out_dir))
-    err = _logit_error(ref, reloaded, ref.cfg.vocab_size)
-    before, after = (model_dir / WEIGHTS_FILE).stat().st_size, (out_dir / WEIGHTS_FILE).stat().st_size
-    kind = "int8 per-channel" if bits == 8 else f"int4 group {group_size}"
-    return (
-        f"wrote {out_dir} ({kind}, {len(spec['modules'])} layers): weights {before / 1e6:.2f} MB -> {after / 1e6:.2f} MB, "
-        f"directory {_dir_bytes(out_dir) / 1e6:.2f} MB; max logit error {err:.2%} of max |logit| on a random canvas"
-    )
-
 
 def main(argv: Optional[list[str]] = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
@@ -129,6 +139,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(quantize_dir(args.model_dir, args.out_dir, args.bits, args.group_size))
     except InfillError as exc:
         print(f"infill quantize: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # unwritable OUT_DIR, full disk: say which file, no traceback
+        print(f"infill quantize: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", file=sys.stderr)
         return 1
     return 0
 
