@@ -341,6 +341,21 @@ test('next edit (stand-in server): Tab jumps to the suggested edit, Tab again ap
   assert.ok(!applied.includes('OLD_NAME'));
 });
 
+test('"Open Live Playground" starts infill serve and opens its address in the browser', async () => {
+  writeSettings(userSettings());
+  const opened = page.context().waitForEvent('page', { timeout: 120_000 });
+  await page.keyboard.press('F1');
+  await page.keyboard.type('infill: Open Live Playground');
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'Open Live Playground' }).first().waitFor();
+  await page.keyboard.press('Enter');
+  const playground = await opened;
+  // code-server maps the loopback address through its own proxy; the token must survive.
+  assert.match(playground.url(), /#token=[\w-]{8,}/, playground.url());
+  await playground.waitForLoadState('domcontentloaded');
+  await playground.screenshot({ path: join(env.artifacts, 'playground.png') });
+  await playground.close();
+});
+
 function findInfillLog() {
   const found = [];
   const walk = (dir) => {
