@@ -5,6 +5,8 @@ export type ServerPhase =
   | { kind: 'loading'; percentage?: number; message?: string }
   | { kind: 'ready' }
   | { kind: 'failed'; reason: string }
+  /** The server runs but its model did not load (it says why in its own message). */
+  | { kind: 'modelFailed'; reason: string }
   | { kind: 'stopped' };
 
 export interface StatusState {
@@ -28,6 +30,9 @@ export function renderStatus(state: StatusState): StatusView {
   const { phase } = state;
   if (phase.kind === 'failed') {
     return { text: '$(error) infill', tooltip: `infill is not running: ${phase.reason}\nClick for actions.`, error: true };
+  }
+  if (phase.kind === 'modelFailed') {
+    return { text: '$(error) infill', tooltip: `The model did not load: ${phase.reason}\nClick for actions.`, error: true };
   }
   if (phase.kind === 'stopped') {
     return { text: '$(debug-stop) infill', tooltip: 'infill server stopped. Click for actions.', error: false };
@@ -61,13 +66,20 @@ export interface ProgressValue {
 
 /**
  * The server reports model loading with $/progress: begin and report mean "loading",
- * end means the server can answer again. A failed server stays failed.
+ * end means the server can answer again, unless its message says the load failed.
+ * A dead server stays failed; a model that failed may load on the next try.
  */
+const MODEL_FAILURE = /\b(not loaded|cannot load|could not load|failed)\b/i;
+
 export function phaseAfterProgress(phase: ServerPhase, value: ProgressValue): ServerPhase {
   if (phase.kind === 'failed' || phase.kind === 'stopped') {
     return phase;
   }
   if (value.kind === 'end') {
+    // The server ends its loading progress with the outcome, e.g. "model not loaded: …".
+    if (value.message && MODEL_FAILURE.test(value.message)) {
+      return { kind: 'modelFailed', reason: value.message };
+    }
     return { kind: 'ready' };
   }
   const previous = phase.kind === 'loading' ? phase : undefined;

@@ -37,3 +37,15 @@ test('progress does not hide a failure', () => {
   const failed: ServerPhase = { kind: 'failed', reason: 'x' };
   assert.equal(phaseAfterProgress(failed, { kind: 'begin' }), failed);
 });
+
+test('a load that ends with a failure turns the item red until the next load begins', () => {
+  let phase: ServerPhase = { kind: 'loading' };
+  phase = phaseAfterProgress(phase, { kind: 'end', message: 'model not loaded: /m is not a model directory' });
+  assert.deepEqual(phase, { kind: 'modelFailed', reason: 'model not loaded: /m is not a model directory' });
+  const view = renderStatus({ ...on, phase });
+  assert.equal(view.error, true);
+  assert.match(view.tooltip, /not a model directory/);
+  phase = phaseAfterProgress(phase, { kind: 'begin', message: '/other' });
+  assert.equal(phase.kind, 'loading');
+  assert.equal(phaseAfterProgress(phase, { kind: 'end', message: 'model tiny ready in 0.1 s' }).kind, 'ready');
+});
