@@ -210,6 +210,8 @@ def denoise(
         logits = model.canvas_logits(context, ids)[0]  # (N, V)
         forwards += 1
         step += 1
+        if not settings.allow_end:
+            logits[:, tok.eom_id] = float("-inf")
         probs = _probabilities(logits, settings, generator).cpu()
         masked_before = canvas.masked_positions()
         changes: list[CanvasChange] = []

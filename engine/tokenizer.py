@@ -22,6 +22,8 @@ class Tokenizer:
 
     def __init__(self, hf: HFTokenizer, mask_id: int, eom_id: int, pad_id: int, bos_id: Optional[int]):
         self.hf = hf
+        # Text is text: "<mask>" typed in a user's file must never become the mask token.
+        hf.encode_special_tokens = True
         self.mask_id = mask_id
         self.eom_id = eom_id
         self.pad_id = pad_id

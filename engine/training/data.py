@@ -49,6 +49,8 @@ def _line_starts(text: str) -> list[int]:
 
 def choose_middle(text: str, rng: random.Random) -> tuple[int, int]:
     """Character span [a, b) of the middle."""
+    if not text:
+        return 0, 0
     starts = _line_starts(text)
     n_lines = len(starts)
     line = rng.randrange(n_lines)

@@ -1,0 +1,100 @@
+"""The `infill` command as a user meets it: completions, the batch contract, clear errors."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ENV_THREADS = {"OMP_NUM_THREADS": "1"}
+
+
+def infill(*args, stdin=None, timeout=180):
+    import os
+
+    env = {**os.environ, **ENV_THREADS}
+    return subprocess.run([sys.executable, "-m", "engine.cli", *map(str, args)], input=stdin, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.fixture()
+def sample(tmp_path):
+    path = tmp_path / "sample.py"
+    path.write_text("def add(a, b):\n    return a + b\n\n\nprint(add(1, 2))\n")
+    return path
+
+
+def test_complete_prints_a_middle_and_json_figures(sample, tiny_model_dir):
+    out = infill("complete", sample, "--line", 2, "--column", 5, "--model", tiny_model_dir, "--max-tokens", 8, "--no-constrained", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert {"middle", "tokens", "forwards", "ms", "tokens_per_forward"} <= set(data)
+    assert 0 <= data["tokens"] <= 8 and data["forwards"] >= 1
+
+
+def test_complete_with_the_embedded_model(sample):
+    out = infill("complete", sample, "--line", 2, "--column", 12)
+    assert out.returncode == 0, out.stderr
+    assert "tokens in" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    "make, args, message",
+    [
+        (lambda p: None, ["--line", 1, "--column", 1], "no such file"),
+        (lambda p: p.write_bytes(b"\xff\xfe\x00\x01binary"), ["--line", 1, "--column", 1], "binary"),
+        (lambda p: p.write_bytes(b"caf\xe9 latin-1\n"), ["--line", 1, "--column", 1], "not valid UTF-8"),
+        (lambda p: p.write_text("x = 1\n"), ["--line", 9, "--column", 1], "outside the file"),
+        (lambda p: p.write_text("x = 1\n"), ["--line", 1, "--column", 99], "outside line 1"),
+        (lambda p: p.write_text("x" * 9_000_000), ["--line", 1, "--column", 1], "MB"),
+    ],
+)
+def test_user_mistakes_get_one_clear_line(tmp_path, tiny_model_dir, make, args, message):
+    path = tmp_path / "input.py"
+    make(path)
+    out = infill("complete", path, *args, "--model", tiny_model_dir)
+    assert out.returncode == 2
+    assert message in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_missing_and_corrupt_model_directories(tmp_path, sample, tiny_model_dir):
+    out = infill("complete", sample, "--line", 1, "--column", 1, "--model", tmp_path / "nope")
+    assert out.returncode == 2 and "does not exist" in out.stderr
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    for f in tiny_model_dir.iterdir():
+        (corrupt / f.name).write_bytes(f.read_bytes())
+    weights = corrupt / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    out = infill("complete", sample, "--line", 1, "--column", 1, "--model", corrupt)
+    assert out.returncode == 2 and "corrupt or truncated" in out.stderr and "Traceback" not in out.stderr
+    (corrupt / "config.json").write_text("{not json")
+    out = infill("complete", sample, "--line", 1, "--column", 1, "--model", corrupt)
+    assert out.returncode == 2 and "not valid JSON" in out.stderr
+
+
+def test_batch_contract_keeps_order_and_reports_bad_lines(tiny_model_dir):
+    lines = [
+        json.dumps({"id": "a", "prefix": "def f(x):\n    return ", "suffix": "\n", "language": "python", "max_tokens": 6, "constrained": False}),
+        "this is not json",
+        json.dumps({"id": "b", "prefix": "x = "}),
+        json.dumps({"id": "c", "prefix": "", "suffix": "", "max_tokens": 3}),
+        json.dumps({"id": "d", "prefix": "a", "suffix": "b", "max_tokens": "many"}),
+        json.dumps({"id": "e", "prefix": "é🎉", "suffix": "\r\n", "max_tokens": 4, "constrained": False}),
+    ]
+    out = infill("batch", "--model", tiny_model_dir, stdin="\n".join(lines) + "\n")
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(l) for l in out.stdout.splitlines()]
+    assert [r["id"] for r in rows] == ["a", None, "b", "c", "d", "e"]
+    for r in (rows[0], rows[3], rows[5]):
+        assert isinstance(r["middle"], str) and isinstance(r["tokens"], int) and isinstance(r["forwards"], int) and isinstance(r["ms"], float)
+    assert rows[0]["tokens"] <= 6 and rows[3]["tokens"] <= 3
+    assert "invalid JSON" in rows[1]["error"]
+    assert "suffix" in rows[2]["error"]
+    assert "max_tokens" in rows[4]["error"]
+
+
+def test_help_lists_every_command():
+    out = infill("--help")
+    for command in ("complete", "batch", "bench", "lsp", "serve", "quantize", "models", "train", "eval", "corpus"):
+        assert command in out.stdout

@@ -1,0 +1,57 @@
+"""The embedded model's tokenizer round-trips text byte-exactly."""
+import json
+from pathlib import Path
+
+import pytest
+
+import engine
+from engine.modeldir import load_tokenizer
+
+SAMPLES = [
+    "def f(x):\n    return x + 1\n",
+    "naïve café — 日本語のテキスト and emoji 🎉👩‍💻\n",
+    "\tmixed\ttabs  and   spaces \t\n\r\n\r\nCRLF lines\r\n",
+    "   \n\n\n    trailing whitespace    \n\x0c form feed \u2028 line separator\u00a0nbsp",
+    "",
+    "x" * 5000,
+    "zero\u200bwidth and combining e\u0301 and RTL \u05e9\u05dc\u05d5\u05dd",
+]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return load_tokenizer(engine.DEFAULT_MODEL_DIR)
+
+
+@pytest.mark.parametrize("text", SAMPLES)
+def test_round_trip_is_byte_exact(tok, text):
+    ids = tok.encode(text)
+    assert tok.decode(ids).encode("utf-8") == text.encode("utf-8")
+    assert tok.mask_id not in ids and tok.eom_id not in ids
+
+
+def test_round_trip_on_real_source_files(tok):
+    root = Path(engine.__file__).parent
+    for path in sorted(root.rglob("*.py"))[:40]:
+        text = path.read_text(encoding="utf-8")
+        assert tok.decode(tok.encode(text)) == text, path
+
+
+def test_newlines_are_token_boundaries(tok):
+    # A cursor at a line start never splits a token: prefix + middle tokenize separately
+    # exactly as the whole text does.
+    text = "class A:\n    def f(self):\n        return 1\n"
+    first, rest = text.split("\n", 1)
+    assert tok.encode(first + "\n") + tok.encode(rest) == tok.encode(text)
+
+
+def test_special_token_strings_in_user_text_stay_text(tok):
+    text = "html = '<mask><eom><bos><pad>'\n"
+    ids = tok.encode(text)
+    assert not set(ids) & {tok.mask_id, tok.eom_id, tok.bos_id, tok.pad_id}
+    assert tok.decode(ids) == text
+
+
+def test_special_tokens_are_distinct(tok):
+    assert len({tok.mask_id, tok.eom_id, tok.pad_id, tok.bos_id}) == 4
+    assert tok.decode([tok.mask_id, tok.eom_id]) == ""
