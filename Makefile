@@ -1,0 +1,32 @@
+# The two commands of the quick start. Both create .venv (once) and install infill into it.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test setup vsix clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+# Infill on a sample file with the embedded model, printing the completion and its figures.
+demo: setup
+	$(VENV)/bin/infill complete examples/sample.py --line 14 --column 13
+	$(VENV)/bin/infill complete examples/sample.py --line 14 --column 13 --json
+
+# Everything CI runs: unit and end-to-end tests (LSP + real Neovim, WebSocket + browser),
+# then the VS Code end-to-end test in code-server.
+test: setup
+	bash scripts/setup_browser_tests.sh $(PY)
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q
+	PYTHON=$(PY) bash scripts/vscode_e2e.sh
+
+vsix:
+	cd editors/vscode && npm ci && npm run package
+
+clean:
+	rm -rf $(VENV) build *.egg-info
