@@ -43,13 +43,17 @@ if ! "$PYTHON" -c 'import infill_lsp.server' 2>/dev/null || [ ! -x "$INFILL_BIN_
 fi
 [ -x "$INFILL_BIN_DIR/infill" ] || die "no infill script in $INFILL_BIN_DIR after pip install"
 WORK=$(mktemp -d /tmp/infill-vscode-e2e-model.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+e2e_install=
+cleanup() {
+  [ -n "$e2e_install" ] && kill "$e2e_install" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
 MODEL_DIR="$WORK/model"
 "$PYTHON" -c 'import sys; from engine.testing import make_tiny_model_dir; make_tiny_model_dir(sys.argv[1])' "$MODEL_DIR" \
   || die "could not make the tiny test model (engine.testing.make_tiny_model_dir)"
 log "tiny model in $MODEL_DIR"
 
-# -- 3. the extension: type-check, unit tests, bundle, .vsix
 # npm ci is skipped when node_modules was installed from this very lockfile (reruns on one machine).
 npm_ci() {
   local dir=$1 stamp="$1/node_modules/.infill-lock-sha"
@@ -62,6 +66,17 @@ npm_ci() {
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   echo "$sha" >"$stamp"
 }
+
+# -- 3. code-server (needs Node 24, which the npm package node@24 provides) and playwright-core.
+# Their install is the slowest step (minutes, mostly downloads): it runs while the extension builds.
+npm_ci "$E2E/node24"
+NODE24_BIN="$E2E/node24/node_modules/.bin"
+[ "$("$NODE24_BIN/node" -p 'process.versions.node.split(".")[0]')" = 24 ] || die "node@24 did not install a Node 24"
+# code-server's install script builds with the `node` and `npm` first on PATH.
+(PATH="$NODE24_BIN:$PATH" npm_ci "$E2E") >"$WORK/e2e-install.log" 2>&1 &
+e2e_install=$!
+
+# -- 4. the extension: type-check, unit tests, bundle, .vsix
 npm_ci "$EXT"
 (cd "$EXT" && npm run --silent package) >"$WORK/package.log" 2>&1 || { cat "$WORK/package.log"; die "npm run package"; }
 grep -E '^# (pass|fail)' "$WORK/package.log" | sed 's/^/[unit] /'
@@ -69,14 +84,11 @@ VSIX="$EXT/infill-vscode.vsix"
 [ -f "$VSIX" ] || die "no $VSIX"
 log "built $VSIX"
 
-# -- 4. code-server (needs Node 24, which the npm package node@24 provides) and playwright-core
-npm_ci "$E2E/node24"
-NODE24_BIN="$E2E/node24/node_modules/.bin"
-[ "$("$NODE24_BIN/node" -p 'process.versions.node.split(".")[0]')" = 24 ] || die "node@24 did not install a Node 24"
-# code-server's install script builds with the `node` and `npm` first on PATH.
-PATH="$NODE24_BIN:$PATH" npm_ci "$E2E"
+# -- 5. wait for code-server and playwright-core
+wait "$e2e_install" || { cat "$WORK/e2e-install.log"; die "installing code-server / playwright-core"; }
+cat "$WORK/e2e-install.log"
 
-# -- 5. the test
+# -- 6. the test
 log "running the end-to-end test (artifacts in $E2E_ARTIFACTS)"
 rm -rf "$E2E_ARTIFACTS"
 cd "$E2E"

@@ -55,7 +55,10 @@ export function currentServerSettings(): Record<string, unknown> {
   const config = vscode.workspace.getConfiguration('infill');
   return serverSettings((key: ServerKey) => {
     const inspected = config.inspect(key);
-    return inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
+    const setByUser = [inspected?.workspaceFolderValue, inspected?.workspaceValue, inspected?.globalValue].some((v) => v !== undefined);
+    // The value itself comes from get(), which ignores an untrusted folder's value of a
+    // restricted setting (infill.modelDir); inspect() would not.
+    return setByUser ? config.get(key) : undefined;
   });
 }
 
