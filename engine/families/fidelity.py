@@ -160,6 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--block", type=int, default=8)
     p.add_argument("--per-pass", type=int, default=1)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--toy-trained", action="store_true", help="measure a small model trained here for ~2 minutes on this repository's Python (engine.families.toy)")
+    p.add_argument("--toy-steps", type=int, default=300)
     p.add_argument("--speed", action="store_true", help="instead: time exact vs cached passes of a synthetic 8-layer, width-512 model at 1,000 + 200 context tokens")
     args = p.parse_args(list(argv) if argv is not None else None)
     if args.speed:
@@ -167,6 +169,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         g = torch.Generator().manual_seed(0)
         prefix, suffix = torch.randint(10, 4000, (1000,), generator=g).tolist(), torch.randint(10, 4000, (200,), generator=g).tolist()
         print(json.dumps({k: round(v, 1) for k, v in pass_times_ms(model, prefix, suffix).items()}))
+        return 0
+    if args.toy_trained:
+        from engine.families.toy import code_texts, held_out_prompts, train_toy_model
+
+        model, tok, held, losses = train_toy_model(code_texts(Path(__file__).resolve().parents[2] / "engine"), steps=args.toy_steps)
+        print(json.dumps({"toy_loss_first_25": round(sum(losses[:25]) / 25, 3), "toy_loss_last_25": round(sum(losses[-25:]) / 25, 3)}))
+        prompts = held_out_prompts(held, n=8, bos=tok.bos_id)
+        for text in args.policies.split(","):
+            report = measure_policy(model, CachePolicy.parse(text), prompts, args.max_tokens, args.block, args.per_pass)
+            print(json.dumps({k: (round(v, 5) if isinstance(v, float) else v) for k, v in report.to_dict().items()}))
         return 0
     from engine.families.testing import CORPUS
 

@@ -82,7 +82,7 @@ def train_toy_model(texts: Sequence[str], steps: int = 300, seq_len: int = 128, 
         opt.zero_grad()
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     net.eval().requires_grad_(False)
     ids = SpecialIds(mask=mask, eom=eos, pad=eos, eos=eos, bos=bos)
     return FamilyModel(net, family_by_name("dream"), ids, vocab), Tokenizer(hf, mask, eos, eos, bos), held, losses
