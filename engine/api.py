@@ -180,11 +180,21 @@ def _set_threads(threads: Optional[int], parameters: int) -> None:
         torch.set_num_threads(threads)
 
 
-def load(model_dir: Optional[str | Path] = None, device: str = "cpu", threads: Optional[int] = None) -> Engine:
+def load(
+    model_dir: Optional[str | Path] = None,
+    device: str = "cpu",
+    threads: Optional[int] = None,
+    *,
+    dtype: Optional[str] = None,
+    quantization: Optional[str] = None,
+    cache_policy: Optional[str] = None,
+) -> Engine:
     """Load a model directory (default: the embedded model) into an Engine.
 
     infill's own directories and the open checkpoint families (engine.families) both
-    work; every problem is an InfillError with a one-line message."""
+    work; every problem is an InfillError with a one-line message. `dtype`,
+    `quantization` (e.g. "nf4", "int8") and `cache_policy` apply to family checkpoints;
+    infill's own directories carry their quantization in config.json."""
     path = Path(model_dir).expanduser() if model_dir is not None else DEFAULT_MODEL_DIR
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise InfillError(f"device {device!r} requested but no CUDA GPU is available; use --device cpu")
@@ -204,5 +214,6 @@ def load(model_dir: Optional[str | Path] = None, device: str = "cpu", threads: O
         return engine
     from engine import families
 
-    model, tokenizer, info = families.load_family_model(path, device=device)
+    model, tokenizer, info = families.load_family_model(path, device=device, dtype=dtype, quantization=quantization, cache_policy=cache_policy)
+    _set_threads(threads, sum(p.numel() for p in model.parameters()) if hasattr(model, "parameters") else SMALL_MODEL_PARAMETERS)
     return Engine(model, tokenizer, model_dir=path, name=info.get("family", path.name), info=info, device=device)
