@@ -44,7 +44,7 @@ class NextEditLimits:
     lines_after: int = 19  # ... and this many below it (30 lines with the cursor line)
     mode: str = "auto"  # "auto" | "model" | "replay"
     min_confidence: float = 0.5
-    max_edits: int = 8
+    max_edits: int = 20
     model_weight: float = 1.0  # how far the model's margin moves a proposal's prior
     history_entries: int = 3  # most recent history entries used
     history_tokens: int = 160  # budget for the edit history in the prompt

@@ -16,12 +16,16 @@ changing one string or comment rarely means changing the others.
 """
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
 IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
+# Keywords of the languages infill knows best: swapping one (`var` -> `const`) is a
+# substitution to repeat, not a rename.
+KEYWORDS = set(keyword.kwlist) | {"var", "let", "const", "function", "async", "await", "typeof", "instanceof", "new", "this", "null", "undefined", "true", "false", "static", "export", "default", "extends", "void", "delete", "case", "switch", "do", "catch", "throw"}
 MIN_SUBSTITUTION_CHARS = 3
 
 # Priors: the share of replays we expect to be right before the model has a say. A
@@ -59,6 +63,7 @@ class Pattern:
     at_start: bool = False  # added_argument: inserted after "(" rather than before ")"
     prior: float = 0.5
     in_definition: bool = False  # added_argument: the edit was to `def name(` / `function name(`
+    attribute: bool = False  # rename: the old name was an attribute (`.name`); only those follow
 
 
 @dataclass(frozen=True)
@@ -164,11 +169,14 @@ def pattern_of(region: Region) -> Optional[Pattern]:
     old, new = region.old, region.new
     if _inside_string_or_comment(region.before, region.start):
         return None
-    if IDENTIFIER.match(old) and IDENTIFIER.match(new) and not keyword.iskeyword(new):
+    if IDENTIFIER.match(old) and IDENTIFIER.match(new) and not (old in KEYWORDS or new in KEYWORDS):
         # A name the document already used elsewhere: a change of reference, not a rename.
         elsewhere = re.search(rf"(?<![\w$]){re.escape(new)}(?![\w$])", region.before) is not None
         kind = "rename_existing" if elsewhere else "rename"
-        return Pattern(kind, old, new, prior=PRIOR[kind])
+        attribute = region.start > 0 and region.before[region.start - 1] == "."
+        return Pattern(kind, old, new, prior=PRIOR[kind], attribute=attribute)
+    if IDENTIFIER.match(old) and IDENTIFIER.match(new):
+        return Pattern("substitution", old, new, prior=PRIOR["substitution"])
     if not old and new.strip():
         after = region.after
         end = region.new_end
@@ -190,16 +198,23 @@ def pattern_of(region: Region) -> Optional[Pattern]:
 
 
 def patterns_from(regions: Iterable[Region], max_patterns: int = 3) -> list[Pattern]:
-    """Patterns of the most recent regions first; a pattern seen again gains confidence."""
+    """Patterns of the most recent regions first; a pattern seen again gains confidence.
+
+    A rename made in several steps is one pattern, judged "fresh" or "existing" by the
+    document before its first step (later steps see the new name already)."""
+    regions = list(regions)
+    first_seen: dict[tuple[str, str], Region] = {}
+    for region in regions:
+        first_seen.setdefault((region.old, region.new), region)
     found: list[Pattern] = []
-    for region in reversed(list(regions)):
-        pattern = pattern_of(region)
-        if pattern is None:
+    for region in reversed(regions):
+        pattern = pattern_of(first_seen[(region.old, region.new)])
+        if pattern is None or pattern_of(region) is None:
             continue
         same = next((p for p in found if (p.kind, p.old, p.new, p.callee) == (pattern.kind, pattern.old, pattern.new, pattern.callee)), None)
         if same is not None:
             index = found.index(same)
-            found[index] = Pattern(same.kind, same.old, same.new, same.callee, same.at_start, min(0.95, same.prior + REPEATED_BONUS))
+            found[index] = dataclasses.replace(same, prior=min(0.95, same.prior + REPEATED_BONUS))
             continue
         rival = next((p for p in found if pattern.kind == p.kind == "added_argument" and p.callee == pattern.callee), None)
         if rival is not None:
@@ -238,7 +253,9 @@ def replay(pattern: Pattern, document: str, window: tuple[int, int]) -> list[Pro
     start = document.find(pattern.old, lo)
     while start != -1 and start + len(pattern.old) <= hi:
         end = start + len(pattern.old)
-        if _whole_word_at(document, start, end) and not _inside_string_or_comment(document, start):
+        is_attribute = start > 0 and document[start - 1] == "."
+        renaming = pattern.kind in ("rename", "rename_existing")
+        if _whole_word_at(document, start, end) and not _inside_string_or_comment(document, start) and not (renaming and is_attribute != pattern.attribute):
             out.append(Proposal(start, end, pattern.new, pattern))
         start = document.find(pattern.old, end)
     return out
