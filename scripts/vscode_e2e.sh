@@ -45,7 +45,7 @@ fi
 WORK=$(mktemp -d /tmp/infill-vscode-e2e-model.XXXXXX)
 e2e_install=
 cleanup() {
-  [ -n "$e2e_install" ] && kill "$e2e_install" 2>/dev/null
+  if [ -n "$e2e_install" ]; then kill "$e2e_install" 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT

@@ -120,17 +120,25 @@ async function waitForHttp(url, timeoutMs) {
   throw new Error(`code-server did not answer on ${url} within ${timeoutMs / 1000} s:\n${serverLog.join('')}`);
 }
 
-/** Text of the file on disk once autosave has written something other than `previous`. */
-async function fileTextOtherThan(previous, timeoutMs = 20_000) {
+/**
+ * Text of the file on disk once autosave has written a version that satisfies `wanted`
+ * and has stopped changing (autosave may fire in the middle of typing).
+ */
+async function settledFileText(wanted, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
+  let last = readFileSync(file, 'utf8');
+  let since = Date.now();
   while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
     const text = readFileSync(file, 'utf8');
-    if (text !== previous) {
+    if (text !== last) {
+      last = text;
+      since = Date.now();
+    } else if (wanted(text) && Date.now() - since >= 800) {
       return text;
     }
-    await new Promise((r) => setTimeout(r, 200));
   }
-  return readFileSync(file, 'utf8');
+  return last;
 }
 
 /** Opens main.py from the Explorer and puts the cursor at its end. */
@@ -230,7 +238,6 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
 
   await openMainPy();
 
-  const before = readFileSync(file, 'utf8');
   await page.keyboard.type(HEADER, { delay: 30 });
   await page.keyboard.press('Enter');
 
@@ -246,11 +253,11 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
   assert.match(ghostText, /\S/, 'ghost text is not empty');
   await page.screenshot({ path: join(env.artifacts, 'ghost-text.png') });
 
-  const typed = await fileTextOtherThan(before);
+  const typed = await settledFileText((text) => text.includes(HEADER));
   assert.ok(typed.includes(HEADER), `the header was typed into the file:\n${typed}`);
   await page.keyboard.press('Tab');
   await ghost.waitFor({ state: 'hidden', timeout: 10_000 });
-  const accepted = await fileTextOtherThan(typed);
+  const accepted = await settledFileText((text) => text !== typed);
   await page.screenshot({ path: join(env.artifacts, 'accepted.png') });
 
   const grown = accepted.replace(/\s/g, '').length - typed.replace(/\s/g, '').length;
@@ -275,10 +282,9 @@ test('a wrong server path gives a message naming the fix, and the editor stays u
   // Typing still works: back in main.py, a new line reaches the file.
   await page.keyboard.press('Escape');
   await openMainPy();
-  const before = readFileSync(file, 'utf8');
   await page.keyboard.press('Enter');
   await page.keyboard.type('still_typing = True', { delay: 20 });
-  const after = await fileTextOtherThan(before);
+  const after = await settledFileText((text) => text.includes('still_typing = True'));
   assert.ok(after.includes('still_typing = True'), `typing still reaches the file:\n${after}`);
 });
 
@@ -315,12 +321,11 @@ test('next edit (stand-in server): Tab jumps to the suggested edit, Tab again ap
   await infillStatus().locator('.codicon-error').waitFor({ state: 'detached', timeout: 30_000 });
   await waitForServerReady();
   await openMainPy();
-  const before = readFileSync(file, 'utf8');
   await page.keyboard.press('Enter');
   await page.keyboard.type('total = OLD_NAME + 1', { delay: 20 });
   await page.keyboard.press('Enter');
   await page.keyboard.type('print(total)', { delay: 20 });
-  const typed = await fileTextOtherThan(before);
+  const typed = await settledFileText((text) => text.includes('print(total)'));
   const lines = typed.split('\n');
   const editLine = lines.findIndex((l) => l.includes('OLD_NAME')) + 1;
 
@@ -336,7 +341,7 @@ test('next edit (stand-in server): Tab jumps to the suggested edit, Tab again ap
   await page.locator('.statusbar-item').filter({ hasText: `Ln ${editLine},` }).waitFor({ timeout: 10_000 });
   assert.equal(readFileSync(file, 'utf8'), typed, 'the first Tab only moves the cursor');
   await page.keyboard.press('Tab');
-  const applied = await fileTextOtherThan(typed);
+  const applied = await settledFileText((text) => text !== typed);
   assert.ok(applied.includes('total = new_name + 1'), `the second Tab applied the edit:\n${applied}`);
   assert.ok(!applied.includes('OLD_NAME'));
 });
