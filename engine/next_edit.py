@@ -15,7 +15,9 @@ Mechanism (chosen by measurement, see docs/next-edit.md):
   before it (with the edit history in front, the layout engine/training/edits.py trains)
   and the text after it, and the mean log-probability of the new line against the old
   one moves the proposal's prior: confidence = sigmoid(logit(prior) + model_weight *
-  margin). Proposals under `min_confidence` are dropped.
+  margin). Proposals under `min_confidence` are dropped. `model_weight` defaults to 0:
+  with the embedded checkpoint (not yet trained on edits) weight 1 cost 27 points of
+  exact match on added arguments and added 10% false edits (docs/next-edit.md).
 * mode "model": the whole window is the canvas, initialised with its current tokens;
   one pass, and every token the model would rewrite with probability >= edit_threshold
   is rewritten (the sampler's token-to-token edits). No history rules at all.
@@ -45,7 +47,7 @@ class NextEditLimits:
     mode: str = "auto"  # "auto" | "model" | "replay"
     min_confidence: float = 0.5
     max_edits: int = 20
-    model_weight: float = 1.0  # how far the model's margin moves a proposal's prior
+    model_weight: float = 0.0  # how far the model's margin moves a proposal's prior (0 until the model is trained on edits: docs/next-edit.md)
     history_entries: int = 3  # most recent history entries used
     history_tokens: int = 160  # budget for the edit history in the prompt
     context_tokens: int = 192  # document tokens before the scored span

@@ -180,6 +180,12 @@ def pattern_of(region: Region) -> Optional[Pattern]:
     if not old and new.strip():
         after = region.after
         end = region.new_end
+        empty_list = region.start > 0 and region.before[region.start - 1 : region.start + 1] == "()"
+        if empty_list and "\n" not in new:
+            callee = _callee_before(region.before, region.start - 1)
+            if callee:
+                in_def = _is_definition(region.before, region.start - 1 - len(callee))
+                return Pattern("added_argument", "", ", " + new.strip(), callee=callee, prior=PRIOR["added_argument"], in_definition=in_def)
         if end < len(after) and after[end] == ")" and new.lstrip().startswith(","):
             open_at = _opening_paren(after, end)
             callee = _callee_before(after, open_at) if open_at > 0 else ""
@@ -235,9 +241,11 @@ def replay(pattern: Pattern, document: str, window: tuple[int, int]) -> list[Pro
     if pattern.kind == "added_argument":
         for match in re.finditer(rf"(?<![\w$]){re.escape(pattern.callee)}\s*\(", document[lo:hi]):
             open_at = lo + match.end() - 1
-            close_at = _matching_paren(document, open_at)
-            if close_at == -1 or close_at > hi:
+            if _inside_string_or_comment(document, open_at):
                 continue
+            close_at = _matching_paren(document, open_at)
+            if close_at == -1 or close_at > hi or "\n" in document[open_at:close_at]:
+                continue  # calls over several lines: where the argument goes is a matter of style
             args = document[open_at + 1 : close_at]
             if _is_definition(document, lo + match.start()):
                 continue  # the definition is where the user started; only calls follow

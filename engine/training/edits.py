@@ -214,8 +214,9 @@ def _added_argument(text: str, language: str, rng: random.Random) -> Optional[Ed
             parameter = argument.split("=")[0] + ("=None" if "=" in argument else "")
             done.append((definitions[name], definitions[name], _argument_text(text, definitions[name], parameter)))
         done.append(spans[0])
+        rest = [(c, c, _argument_text(text, c, argument)) for c in calls[name] if c != group[0]]
         history, current, cursor = _steps(text, done)
-        todo = _in_window(current, cursor, _shifted(spans[1:], done))
+        todo = _in_window(current, cursor, _shifted(rest, done))
         if todo:
             return EditTask("added_argument", language, history, current, _replace_at(current, todo), cursor)
     return None
