@@ -2,8 +2,10 @@
 // support (LSP 3.18). This middleware adds what the extension needs around it: the
 // on/off switches, the latency shown in the status bar, and reporting acceptance.
 
-import * as vscode from 'vscode';
-import { Middleware } from 'vscode-languageclient/node';
+// Type-only imports: this module has no runtime dependency on VS Code, so the unit tests
+// can run the middleware under plain Node.
+import type * as vscode from 'vscode';
+import type { Middleware } from 'vscode-languageclient/node';
 
 /** Runs the server's accept command; registered in extension.ts. */
 export const ACCEPTED_COMMAND = 'infill.internal.accepted';
