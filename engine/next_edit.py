@@ -210,12 +210,13 @@ def special_id(tok: Any, name: str) -> int:
     return int(token_id)
 
 
-def history_ids(tok: Any, history: Sequence[HistoryEntry], budget: int) -> list[int]:
+def history_ids(tok: Any, history: HistoryLike, budget: int) -> list[int]:
     """The edit history as prompt tokens, newest entries kept when over budget:
 
         <edit> <old> old lines <new> new lines  (per entry, oldest first)  <sep>
 
     Shared with the training recipe (engine/training/edits.py) so both see one layout."""
+    history = normalize_history(history)
     if budget <= 0 or not history:
         return []
     edit, old, new, sep = (special_id(tok, name) for name in HISTORY_MARKERS)

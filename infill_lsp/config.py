@@ -30,6 +30,7 @@ class LspSettings:
     max_prefix_chars: int = 16000  # text before the cursor handed to the engine (it trims by tokens too)
     max_suffix_chars: int = 4000  # text after the cursor handed to the engine
     sampler: Mapping[str, object] = field(default_factory=dict)  # SamplerSettings overrides
+    next_edit: Mapping[str, object] = field(default_factory=dict)  # engine.next_edit limits ("nextEdit")
 
 
 # Server knobs: camelCase key -> (attribute, accepted types, lower bound)
@@ -74,6 +75,12 @@ def parse_settings(raw: Any, base: LspSettings) -> tuple[LspSettings, list[str]]
                 problems.append(f"{key} must be a number >= {lower:g}, got {value!r}")
             else:
                 changes[attribute] = value
+        elif key in ("nextEdit", "next_edit"):
+            if not isinstance(value, Mapping):
+                problems.append(f"nextEdit must be an object, got {value!r}")
+                continue
+            # Checked against the engine's NextEditLimits when a request uses them.
+            changes["next_edit"] = {snake_case(str(k)): v for k, v in value.items() if isinstance(v, (bool, int, float, str))}
         elif key == "sampler":
             if not isinstance(value, Mapping):
                 problems.append(f"sampler must be an object, got {value!r}")

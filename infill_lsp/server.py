@@ -23,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 from .completion_service import CompletionService, Suggestion
 from .config import LspSettings, check_sampler_overrides, parse_settings
 from .documents import DocumentStore, UnknownDocument
+from .edit_history import EditHistory
 from .engine_host import EngineHost, EngineUnavailable
 from .protocol import InfillProtocol
 from .stats import Stats
@@ -52,6 +53,7 @@ class InfillServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.documents = DocumentStore()
+        self.edit_history = EditHistory()  # recent edits per document, for infill/nextEdit
         self.engine = EngineHost()
         self.stats = Stats()
         # --model on the command line wins over the client's modelDir setting.

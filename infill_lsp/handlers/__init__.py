@@ -1,19 +1,18 @@
 """One module per LSP feature; each has `register(server)`.
 
-A new feature (the next-edit request `infill/nextEdit` is the next one planned) is one
-more module here with its own `register`, added to FEATURES; it gets the shared state
-(documents, engine, stats) from the InfillServer it is given.
+A new feature is one more module here with its own `register`, added to FEATURES; it
+gets the shared state (documents, edit history, engine, stats) from the InfillServer.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import accept, completion, configuration, documents, inline_completion, lifecycle, stats
+from . import accept, completion, configuration, documents, inline_completion, lifecycle, next_edit, stats
 
 if TYPE_CHECKING:
     from ..server import InfillServer
 
-FEATURES = (lifecycle, documents, configuration, inline_completion, completion, accept, stats)
+FEATURES = (lifecycle, documents, configuration, inline_completion, completion, accept, next_edit, stats)
 
 
 def register_all(server: "InfillServer") -> None:
