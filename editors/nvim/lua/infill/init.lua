@@ -15,6 +15,9 @@ local defaults = {
   accept_key = "<Tab>", -- insert-mode key that accepts the ghost text (falls through when none)
   next_key = "<M-]>", -- cycle suggestions (0.12+)
   inline = true, -- false: always use the completion menu, even on 0.12+
+  next_edit = true, -- ask for next-edit suggestions (infill/nextEdit) after edits in normal mode
+  next_edit_key = "<M-n>", -- normal mode: jump to the suggested edit, press again to apply it
+  next_edit_delay_ms = 300, -- wait this long after an edit before asking
 }
 
 M.config = vim.deepcopy(defaults)
@@ -38,7 +41,154 @@ local function settings_section()
   return section
 end
 
+-- Next-edit suggestions ------------------------------------------------------------
+-- After an edit (leaving insert mode, or a normal-mode change), the server is asked where
+-- the next edit probably is. Each suggested edit is previewed in place: the text it
+-- replaces is highlighted (DiffDelete) and its new text shown inline (DiffAdd).
+-- `next_edit_key` jumps to the first edit when the cursor is elsewhere, then applies them.
+
+local next_ns = vim.api.nvim_create_namespace("infill.next_edit")
+M.next_edit_ns = next_ns
+local suggestions = {} -- bufnr -> { version, edits, encoding }
+local timers = {}
+
+local function buf_version(bufnr)
+  return vim.lsp.util.buf_versions[bufnr] or vim.b[bufnr].changedtick
+end
+
+local function infill_client(bufnr)
+  return vim.lsp.get_clients({ name = "infill", bufnr = bufnr })[1]
+end
+
+function M.next_edit_clear(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  suggestions[bufnr] = nil
+  if vim.api.nvim_buf_is_valid(bufnr) then
+    vim.api.nvim_buf_clear_namespace(bufnr, next_ns, 0, -1)
+  end
+end
+
+--- The suggestion shown in a buffer ({version, edits}), or nil.
+function M.next_edit_get(bufnr)
+  return suggestions[bufnr or vim.api.nvim_get_current_buf()]
+end
+
+-- Byte column of an LSP position (its character counts code units of `encoding`).
+local function byte_col(bufnr, pos, encoding)
+  local line = vim.api.nvim_buf_get_lines(bufnr, pos.line, pos.line + 1, false)[1] or ""
+  if encoding == "utf-8" then
+    return math.min(pos.character, #line)
+  end
+  local ok, col = pcall(vim.str_byteindex, line, encoding, pos.character, false) -- 0.11+
+  if not ok then
+    ok, col = pcall(vim.str_byteindex, line, pos.character, encoding == "utf-16") -- 0.10
+  end
+  return ok and col or math.min(pos.character, #line)
+end
+
+local function preview(bufnr, suggestion)
+  vim.api.nvim_buf_clear_namespace(bufnr, next_ns, 0, -1)
+  for _, edit in ipairs(suggestion.edits) do
+    local s, e = edit.range.start, edit.range["end"]
+    local scol, ecol = byte_col(bufnr, s, suggestion.encoding), byte_col(bufnr, e, suggestion.encoding)
+    local first_line = (edit.newText:gsub("\n.*", " …"))
+    pcall(vim.api.nvim_buf_set_extmark, bufnr, next_ns, s.line, scol, {
+      end_row = e.line,
+      end_col = ecol,
+      hl_group = "DiffDelete",
+      virt_text = { { first_line, "DiffAdd" } },
+      virt_text_pos = "inline",
+    })
+  end
+end
+
+--- Ask the server for the next edit near the cursor and preview it.
+function M.next_edit_request(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local client = infill_client(bufnr)
+  if not client then
+    return
+  end
+  local version = buf_version(bufnr)
+  local position = vim.lsp.util.make_position_params(0, client.offset_encoding).position
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr), version = version }, position = position }
+  local function on_result(err, result)
+    if err or not result or type(result.edits) ~= "table" or #result.edits == 0 then
+      return
+    end
+    if not vim.api.nvim_buf_is_valid(bufnr) or buf_version(bufnr) ~= version then
+      return -- the text moved on: these ranges are stale
+    end
+    suggestions[bufnr] = { version = version, edits = result.edits, encoding = client.offset_encoding }
+    preview(bufnr, suggestions[bufnr])
+  end
+  if vim.fn.has("nvim-0.11") == 1 then
+    client:request("infill/nextEdit", params, on_result, bufnr)
+  else
+    client.request("infill/nextEdit", params, on_result, bufnr)
+  end
+end
+
+--- Jump to the suggested edit, or apply it when the cursor is already on its lines.
+--- Returns "jump", "apply" or nil (nothing suggested).
+function M.next_edit_accept(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local suggestion = suggestions[bufnr]
+  if not suggestion or suggestion.version ~= buf_version(bufnr) then
+    M.next_edit_clear(bufnr)
+    return nil
+  end
+  local first = suggestion.edits[1]
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  if row < first.range.start.line or row > first.range["end"].line then
+    vim.api.nvim_win_set_cursor(0, { first.range.start.line + 1, byte_col(bufnr, first.range.start, suggestion.encoding) })
+    return "jump"
+  end
+  M.next_edit_clear(bufnr)
+  vim.lsp.util.apply_text_edits(suggestion.edits, bufnr, suggestion.encoding)
+  return "apply"
+end
+
+local function schedule_next_edit(bufnr)
+  M.next_edit_clear(bufnr)
+  if timers[bufnr] then
+    timers[bufnr]:stop()
+  end
+  timers[bufnr] = timers[bufnr] or vim.uv.new_timer()
+  timers[bufnr]:start(M.config.next_edit_delay_ms, 0, vim.schedule_wrap(function()
+    if vim.api.nvim_buf_is_valid(bufnr) and vim.fn.mode() == "n" then
+      M.next_edit_request(bufnr)
+    end
+  end))
+end
+
+local function attach_next_edit(bufnr)
+  local group = vim.api.nvim_create_augroup("infill_next_edit_" .. bufnr, { clear = true })
+  vim.api.nvim_create_autocmd({ "InsertLeave", "TextChanged" }, {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      schedule_next_edit(bufnr)
+    end,
+  })
+  vim.api.nvim_create_autocmd("InsertEnter", {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      M.next_edit_clear(bufnr)
+    end,
+  })
+  if M.config.next_edit_key then
+    vim.keymap.set("n", M.config.next_edit_key, function()
+      M.next_edit_accept(bufnr)
+    end, { buffer = bufnr, desc = "infill: jump to / apply the suggested next edit" })
+  end
+end
+
 local function on_attach(client, bufnr)
+  if M.config.next_edit then
+    attach_next_edit(bufnr)
+  end
   local mode = M.mode()
   if mode == "inline" then
     -- (0.12 takes bufnr or client_id, not both; the buffer is the narrower scope)
@@ -116,6 +266,9 @@ function M.setup(opts)
       M.attach(bufnr)
     end
   end
+  vim.api.nvim_create_user_command("InfillNextEdit", function()
+    M.next_edit_request()
+  end, { desc = "infill: ask for the next edit near the cursor now" })
   vim.api.nvim_create_user_command("InfillStats", function()
     print(vim.inspect(M.stats()))
   end, { desc = "infill: show the language server's stats" })
