@@ -80,6 +80,8 @@ class Engine:
     def _check(self, prefix: object, suffix: object) -> None:
         if not isinstance(prefix, str) or not isinstance(suffix, str):
             raise InfillError("prefix and suffix must be text (str)")
+        if not prefix.strip() and not suffix.strip():
+            raise InfillError("nothing to complete around: prefix and suffix are both empty")
         if len(prefix) + len(suffix) > MAX_INPUT_CHARS:
             raise InfillError(f"input too large: {len(prefix) + len(suffix):,} characters (limit {MAX_INPUT_CHARS:,})")
         if "\x00" in prefix[-4096:] or "\x00" in suffix[:4096]:
