@@ -172,15 +172,32 @@ def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: rando
 
 
 class ExampleStream:
-    """Endless examples from corpus documents, sampled in proportion to their length."""
+    """Endless examples from corpus documents, sampled in proportion to their length.
 
-    def __init__(self, docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int):
-        self.texts = [d["text"] for d in docs if d["text"].strip()]
+    A share `edit_fraction` of examples are next-edit examples (engine/training/edits.py:
+    the edit history in the prefix, the span after the next edit on the canvas), so one
+    recipe trains both infilling and editing; a document with no edit to make falls
+    back to an ordinary infilling example."""
+
+    def __init__(self, docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float = 0.0):
+        kept = [d for d in docs if d["text"].strip()]
+        self.texts = [d["text"] for d in kept]
+        self.languages = [d.get("language", "python") for d in kept]
         self.weights = [len(t) ** 0.8 for t in self.texts]  # damp the largest files a little
         self.tok, self.cfg = tok, cfg
+        self.edit_fraction = edit_fraction
         self.rng = random.Random(seed)
 
+    def example(self, index: int) -> Example:
+        text = self.texts[index]
+        if self.edit_fraction and self.rng.random() < self.edit_fraction:
+            from engine.training.edits import make_edit_example
+
+            edit = make_edit_example(text, self.tok, self.cfg, self.rng, language=self.languages[index])
+            if edit is not None:
+                return edit
+        return make_example(text, self.tok, self.cfg, self.rng)
+
     def batch(self, size: int) -> Batch:
-        texts = self.rng.choices(self.texts, weights=self.weights, k=size)
-        examples = [make_example(t, self.tok, self.cfg, self.rng) for t in texts]
-        return collate(examples, self.tok, self.cfg, self.rng)
+        indices = self.rng.choices(range(len(self.texts)), weights=self.weights, k=size)
+        return collate([self.example(i) for i in indices], self.tok, self.cfg, self.rng)

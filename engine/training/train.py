@@ -116,6 +116,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = all cores)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--edit-fraction", type=float, default=0.1, help="share of next-edit examples in each batch")
     p.add_argument("--prefix-tokens", type=int, default=DataConfig.prefix_tokens)
     p.add_argument("--suffix-tokens", type=int, default=DataConfig.suffix_tokens)
     return p.parse_args(argv)
@@ -171,7 +172,7 @@ def main(argv: list[str]) -> int:
     print(f"train: {model.num_parameters() / 1e6:.2f}M parameters, device {device}, threads {torch.get_num_threads()}", flush=True)
 
     train_docs = read_split(args.corpus, "train")
-    stream = ExampleStream(train_docs, tok, data_cfg, seed=args.seed + step)
+    stream = ExampleStream(train_docs, tok, data_cfg, seed=args.seed + step, edit_fraction=args.edit_fraction)
     torch.manual_seed(args.seed + step)
     val = validation_batches(tok, data_cfg, args.corpus, n_batches=6, batch_size=16)
     use_bf16 = True
@@ -200,7 +201,7 @@ def main(argv: list[str]) -> int:
             "tokens_seen": tokens,
             "train_seconds": round(elapsed + float(init_history.get("train_seconds", 0)), 1),
             "device": str(device),
-            "data": asdict(data_cfg),
+            "data": asdict(data_cfg) | {"edit_fraction": args.edit_fraction},
             "last_validation": history.get("last_validation"),
         }
         save_model_dir(model, tok_path, run / "model", {"training": training_info})
