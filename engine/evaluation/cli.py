@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
     import engine
 
     parser = argparse.ArgumentParser(prog="infill eval", description="Evaluate a model: HumanEval single-line infilling (pass@1) and held-out exact match.")
-    parser.add_argument("suite", nargs="?", choices=["all", "humaneval", "heldout"], default="all")
+    parser.add_argument("suite", nargs="?", choices=["all", "humaneval", "heldout", "next-edit"], default="all")
     parser.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
     parser.add_argument("--limit", type=int, default=None, help="evaluate this many tasks, spread over the suite")
     parser.add_argument("--modes", default="engine,oracle", help="HumanEval length modes: engine, oracle or both")
@@ -97,6 +97,10 @@ def main(argv: list[str]) -> int:
         report["humaneval_single_line"] = eval_humaneval(eng, args.limit, modes, quiet=args.json)
     if args.suite in ("all", "heldout"):
         report["heldout_exact_match"] = eval_heldout(eng, args.limit, quiet=args.json)
+    if args.suite in ("all", "next-edit"):
+        from engine.evaluation.next_edit import eval_next_edit
+
+        report["next_edit"] = eval_next_edit(eng, args.limit)
     report["seconds"] = round(time.time() - start, 1)
     text = json.dumps(report, indent=None if args.json else 2)
     print(text)
