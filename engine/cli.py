@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the middle with its figures as JSON")
     p.set_defaults(handler=cmd_complete)
 
-    p = sub.add_parser("batch", help="infill a JSONL batch: stdin -> stdout (see docs/batch.md)")
+    p = sub.add_parser("batch", help="infill a JSONL batch: stdin -> stdout (contract in README.md)")
     p.add_argument("--model", type=Path, default=None)
     p.add_argument("--language", default=None, help="default language for lines without one")
     p.set_defaults(handler=cmd_batch)
