@@ -22,7 +22,7 @@ demo: setup
 test: setup
 	bash scripts/setup_browser_tests.sh $(PY)
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q
-	PYTHON=$(PY) bash scripts/vscode_e2e.sh
+	PYTHON=$(abspath $(PY)) bash scripts/vscode_e2e.sh
 
 vsix:
 	cd editors/vscode && npm ci && npm run package

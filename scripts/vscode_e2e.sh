@@ -36,6 +36,8 @@ fi
 if [ -z "${PYTHON:-}" ]; then
   if [ -x "$ROOT/.venv/bin/python" ]; then PYTHON="$ROOT/.venv/bin/python"; else PYTHON=$(command -v python3); fi
 fi
+# Absolute: the path is handed to VS Code, whose working directory is not ours.
+PYTHON="$(cd "$(dirname "$PYTHON")" && pwd)/$(basename "$PYTHON")"
 INFILL_BIN_DIR=$(dirname "$PYTHON")
 if ! "$PYTHON" -c 'import infill_lsp.server' 2>/dev/null || [ ! -x "$INFILL_BIN_DIR/infill" ]; then
   log "installing infill into $PYTHON"
