@@ -42,6 +42,22 @@ def _constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
         return None
 
 
+def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
+    """The longest acceptable form of a middle: the polished middle itself, else the
+    polished middle cut after one of its line ends (longest first). Cutting costs parses,
+    not model passes; a first line that runs on past its statement is common, and the
+    lines before the break are often right. None when nothing non-empty is acceptable."""
+    polished = constraint.polish(prefix, middle, suffix)
+    if polished and constraint.accept_final(prefix, polished, suffix):
+        return polished
+    ends = [i + 1 for i, ch in enumerate(middle) if ch == "\n"]
+    for end in reversed(ends):
+        cut = constraint.polish(prefix, middle[:end], suffix)
+        if cut and cut != polished and constraint.accept_final(prefix, cut, suffix):
+            return cut
+    return None
+
+
 def prefix_window(prefix: str, max_tokens: int) -> str:
     """The tail of the prefix given to the model, cut at a line start.
 
@@ -113,12 +129,12 @@ class Engine:
             prefix_ids, suffix_ids, _, _ = self._tokens(prefix, suffix, cfg)
             context, reused = self._encode(prefix_ids, suffix_ids)
             forwards = 1 if reused < len(prefix_ids) + len(suffix_ids) else 0
-            schedule = [cfg]
-            if constraint is not None:
-                schedule += [cfg.replace(confidence_threshold=0.95), cfg.replace(confidence_threshold=1.0)]
+            # Model candidates: the request's settings, then one more cautious pass.
+            schedule = [cfg] if constraint is None else [cfg, cfg.replace(confidence_threshold=max(cfg.confidence_threshold, 0.95))]
             result: Optional[InfillResult] = None
+            final: Optional[DenoiseStep] = None
+            attempt = 0
             for attempt, attempt_cfg in enumerate(schedule, start=1):
-                final: Optional[DenoiseStep] = None
                 for step in denoise(self.model, self.tokenizer, context, attempt_cfg, constraint=constraint, prefix_text=prefix, suffix_text=suffix, cancel=cancel, start_time=start, forwards_before=forwards, device=self.device):
                     if step.result is None:
                         yield step
@@ -129,9 +145,9 @@ class Engine:
                 forwards = result.forwards
                 if result.stop_reason == "cancelled" or constraint is None:
                     break
-                polished = constraint.polish(prefix, result.middle, suffix)
-                if constraint.accept_final(prefix, polished, suffix):
-                    result.middle = polished
+                accepted = accepted_cut(constraint, prefix, result.middle, suffix)
+                if accepted is not None:
+                    result.middle = accepted
                     break
                 result.vetoed += 1
             else:
