@@ -38,6 +38,9 @@ class KVBuffer:
 
 
 class RMSNorm(nn.Module):
+    """Not engine.model.RMSNorm: the weight is applied *after* the cast back, in the
+    order Qwen2/LLaMA checkpoints were trained with, so bf16 logits match transformers."""
+
     def __init__(self, dim: int, eps: float):
         super().__init__()
         self.eps = eps
