@@ -3,6 +3,11 @@
 # the model card and docs/sampler.md quote is written by this script to $OUT.
 #
 #   scripts/release_model.sh [RUN_DIR]      (default runs/main)
+#
+# Two lanes run side by side (one torch thread each, 2 cores): lane A evaluates
+# HumanEval (full precision, then int8 and int4), lane B the speed and quality benches.
+# Speed figures are ratios measured within one process, so the other lane slows both
+# sides of each ratio alike; absolute milliseconds are a little pessimistic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUN=${1:-runs/main}
@@ -12,14 +17,37 @@ export OMP_NUM_THREADS=1
 mkdir -p "$OUT"
 step() { echo "== $(date +%H:%M:%S) $*" >&2; }
 
-step publish;        $PY -m engine.training.publish "$RUN/model"
-step bench;          $PY -m engine.cli bench --json --limit 60 > "$OUT/bench.json"
-step eval;           $PY -m engine.cli eval humaneval --out "$OUT/eval_humaneval.json" --json > /dev/null
-step heldout;        $PY -m engine.cli eval heldout --out "$OUT/eval_heldout.json" --json > /dev/null
-step syntax-bench;   $PY -m grammars.bench --json --limit 120 > "$OUT/syntax_bench.json"
-step sweep;          $PY -m engine.evaluation.sweep --limit 40 --out "$OUT/sweep.json"
-step typing-bench;   $PY -m infill_lsp.bench_typing --chars 200 --interval-ms 120 --json "$OUT/typing_bench.json" > "$OUT/typing_bench.txt"
-step quant;          $PY -m engine.quant.eval_exact --limit 60 --json > "$OUT/quant_exact.json"
+step publish
+$PY -m engine.training.publish "$RUN/model"
+rm -rf "$OUT/int8" "$OUT/int4"
+$PY -m engine.cli quantize engine/default_model "$OUT/int8" --bits 8
+$PY -m engine.cli quantize engine/default_model "$OUT/int4" --bits 4 --group-size 64
+
+lane_a() {
+  step "A: humaneval (engine + oracle length)"
+  $PY -m engine.cli eval humaneval --out "$OUT/eval_humaneval.json" --json > /dev/null
+  step "A: humaneval int8"
+  $PY -m engine.cli eval humaneval --model "$OUT/int8" --modes engine --out "$OUT/eval_int8.json" --json > /dev/null
+  step "A: humaneval int4"
+  $PY -m engine.cli eval humaneval --model "$OUT/int4" --modes engine --out "$OUT/eval_int4.json" --json > /dev/null
+  step "A: done"
+}
+lane_b() {
+  step "B: bench";        $PY -m engine.cli bench --json --limit 60 > "$OUT/bench.json"
+  step "B: heldout";      $PY -m engine.cli eval heldout --out "$OUT/eval_heldout.json" --json > /dev/null
+  step "B: syntax bench"; $PY -m grammars.bench --json --limit 120 > "$OUT/syntax_bench.json"
+  step "B: next-edit";    $PY -m engine.cli eval next-edit --limit 15 --out "$OUT/eval_next_edit.json" --json > /dev/null
+  step "B: typing bench"; $PY -m infill_lsp.bench_typing --chars 200 --interval-ms 120 --json "$OUT/typing_bench.json" > "$OUT/typing_bench.txt"
+  step "B: quant exact";  $PY -m engine.quant.eval_exact --limit 60 --json > "$OUT/quant_exact.json"
+  step "B: sweep";        $PY -m engine.evaluation.sweep --limit 30 --out "$OUT/sweep.json"
+  step "B: done"
+}
+lane_a > "$OUT/lane_a.log" 2>&1 &
+a=$!
+lane_b > "$OUT/lane_b.log" 2>&1 &
+b=$!
+wait $a; wait $b
+
 step model-card
 $PY - "$OUT" <<'PY'
 import json, sys
