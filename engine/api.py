@@ -133,6 +133,7 @@ class Engine:
             schedule = [cfg] if constraint is None else [cfg, cfg.replace(confidence_threshold=max(cfg.confidence_threshold, 0.95))]
             result: Optional[InfillResult] = None
             final: Optional[DenoiseStep] = None
+            sampled_middle = ""
             attempt = 0
             for attempt, attempt_cfg in enumerate(schedule, start=1):
                 for step in denoise(self.model, self.tokenizer, context, attempt_cfg, constraint=constraint, prefix_text=prefix, suffix_text=suffix, cancel=cancel, start_time=start, forwards_before=forwards, device=self.device):
@@ -142,6 +143,7 @@ class Engine:
                         final = step
                 assert final is not None and final.result is not None
                 result = final.result
+                sampled_middle = result.middle
                 forwards = result.forwards
                 if result.stop_reason == "cancelled" or constraint is None:
                     break
@@ -158,7 +160,8 @@ class Engine:
             result.candidates_tried = attempt
             result.cached_context_tokens = reused
             result.ms = (time.perf_counter() - start) * 1000
-            result.tokens = len(self.tokenizer.encode(result.middle)) if result.middle else 0
+            if result.middle != sampled_middle:  # the syntax check cut or polished it: count what is returned
+                result.tokens = min(result.tokens, len(self.tokenizer.encode(result.middle))) if result.middle else 0
             yield DenoiseStep(final.step if final else 0, final.canvas if final else [], [], result.forwards, result.ms, result=result)
 
     def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> InfillResult:
