@@ -35,6 +35,16 @@ def measure(eng, items: list[dict], **settings) -> dict:
     return {"exact_match": round(100 * em / len(items), 1), "tpf": round(tokens / max(1, forwards), 3), "p50_ms": round(percentile(ms, 0.5), 1)}
 
 
+def markdown(report: dict) -> str:
+    """The sweep as a table (docs/sampler.md quotes it)."""
+    lines = [f"Model {report['model']}, {report['items']} held-out single-line items; defaults {report['defaults']}.", "",
+             "| knob | value | exact match | tokens/pass | p50 ms |", "| --- | --- | ---: | ---: | ---: |"]
+    for r in report["rows"]:
+        mark = " (default)" if report["defaults"].get(r["knob"]) == r["value"] else ""
+        lines.append(f"| {r['knob']} | {r['value']}{mark} | {r['exact_match']}% | {r['tpf']} | {r['p50_ms']} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     import engine
 
@@ -42,7 +52,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--model", type=Path, default=None)
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--markdown", type=Path, default=None, help="print an earlier sweep's JSON as a table and exit")
     args = parser.parse_args(argv)
+    if args.markdown:
+        print(markdown(json.loads(args.markdown.read_text())))
+        return 0
     eng = engine.load(args.model)
     items = load_items(args.limit)
     rows = []
