@@ -130,7 +130,7 @@ class Engine:
             context, reused = self._encode(prefix_ids, suffix_ids)
             forwards = 1 if reused < len(prefix_ids) + len(suffix_ids) else 0
             # Model candidates: the request's settings, then one more cautious pass.
-            schedule = [cfg] if constraint is None else [cfg, cfg.replace(confidence_threshold=max(cfg.confidence_threshold, 0.95))]
+            schedule = [cfg] if constraint is None else [cfg, cfg.replace(confidence_threshold=max(cfg.confidence_threshold, 0.95))][: max(1, cfg.candidates)]
             result: Optional[InfillResult] = None
             final: Optional[DenoiseStep] = None
             sampled_middle = ""

@@ -35,6 +35,7 @@ class SamplerSettings:
     context_tokens: int = 1024  # most prefix tokens given to the model
     suffix_tokens: int = 256  # most suffix tokens given to the model
     seed: int = 0  # used only when temperature > 0
+    candidates: int = 2  # model candidates tried when the syntax check refuses a middle (1 = no retry)
     allow_end: bool = True  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
 
     def replace(self, **changes: object) -> "SamplerSettings":
