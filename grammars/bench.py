@@ -37,11 +37,15 @@ class SettingResult:
     ms_total: float = 0.0
     constraint_ms_total: float = 0.0
     vetoed: int = 0
+    suggested: int = 0  # tasks answered with a non-empty middle (an empty one is "no suggestion")
+    suggested_valid: int = 0
     by_kind: dict = field(default_factory=dict)
 
-    def add(self, task: InfillTask, valid: bool, exact: bool, ms: float, constraint_ms: float, vetoed: int) -> None:
+    def add(self, task: InfillTask, valid: bool, exact: bool, ms: float, constraint_ms: float, vetoed: int, suggested: bool = True) -> None:
         self.tasks += 1
         self.parse_valid += valid
+        self.suggested += suggested
+        self.suggested_valid += suggested and valid
         self.exact += exact
         self.ms_total += ms
         self.constraint_ms_total += constraint_ms
@@ -59,6 +63,9 @@ class SettingResult:
             "setting": self.name,
             "tasks": self.tasks,
             "parse_valid_rate": round(self.parse_valid / n, 4),
+            # What a user sees: of the suggestions actually shown, how many keep the file parsing.
+            "suggestion_rate": round(self.suggested / n, 4),
+            "parse_valid_of_suggestions": round(self.suggested_valid / max(1, self.suggested), 4),
             "exact_match_rate": round(self.exact / n, 4),
             "ms_per_infill": round(ms, 2),
             "constraint_ms_per_infill": round(constraint_ms, 3),
@@ -94,6 +101,7 @@ def run_setting(engine: Any, tasks: Sequence[InfillTask], constrained: bool, **s
             ms=ms,
             constraint_ms=constraint_ms,
             vetoed=getattr(out, "vetoed", 0),
+            suggested=bool(middle.strip()),
         )
     return result
 
@@ -101,6 +109,8 @@ def run_setting(engine: Any, tasks: Sequence[InfillTask], constrained: bool, **s
 def format_table(on: dict, off: dict) -> str:
     rows = [
         ("parse-valid splices", f"{100 * on['parse_valid_rate']:.1f}%", f"{100 * off['parse_valid_rate']:.1f}%"),
+        ("tasks with a suggestion", f"{100 * on['suggestion_rate']:.1f}%", f"{100 * off['suggestion_rate']:.1f}%"),
+        ("parse-valid suggestions", f"{100 * on['parse_valid_of_suggestions']:.1f}%", f"{100 * off['parse_valid_of_suggestions']:.1f}%"),
         ("exact match", f"{100 * on['exact_match_rate']:.1f}%", f"{100 * off['exact_match_rate']:.1f}%"),
         ("ms per infill", f"{on['ms_per_infill']:.1f}", f"{off['ms_per_infill']:.1f}"),
         (
