@@ -14,8 +14,8 @@ setup: $(VENV)/.installed
 
 # Infill on a sample file with the embedded model, printing the completion and its figures.
 demo: setup
-	$(VENV)/bin/infill complete examples/sample.py --line 14 --column 13
-	$(VENV)/bin/infill complete examples/sample.py --line 14 --column 13 --json
+	$(VENV)/bin/infill complete examples/sample.py --line 19 --column 5
+	$(VENV)/bin/infill complete examples/sample.py --line 19 --column 5 --json
 
 # Everything CI runs: unit and end-to-end tests (LSP + real Neovim, WebSocket + browser),
 # then the VS Code end-to-end test in code-server.
