@@ -1,4 +1,4 @@
-"""A small file to try infill on: `infill complete examples/sample.py --line 14 --column 5`."""
+"""A small file to try infill on: `infill complete examples/sample.py --line 19 --column 5`."""
 import os
 
 
