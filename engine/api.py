@@ -42,20 +42,47 @@ def _constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
         return None
 
 
+MAX_WORD_CUTS = 16  # mid-line cuts tried (longest first) when no whole-line form is accepted
+
+
 def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
     """The longest acceptable form of a middle: the polished middle itself, else the
-    polished middle cut after one of its line ends (longest first). Cutting costs parses,
-    not model passes; a first line that runs on past its statement is common, and the
-    lines before the break are often right. None when nothing non-empty is acceptable."""
+    polished middle cut after one of its line ends (longest first), else its first line
+    cut after a word or closing bracket (`x.size() > 0 and foo(` -> `x.size() > 0`).
+    Cutting costs parses, not model passes; a first line that runs on past its statement
+    is common, and the text before the break is often right. None when nothing non-empty
+    is acceptable."""
     polished = constraint.polish(prefix, middle, suffix)
     if polished and constraint.accept_final(prefix, polished, suffix):
         return polished
+    tried = {polished}
     ends = [i + 1 for i, ch in enumerate(middle) if ch == "\n"]
     for end in reversed(ends):
         cut = constraint.polish(prefix, middle[:end], suffix)
-        if cut and cut != polished and constraint.accept_final(prefix, cut, suffix):
+        if cut and cut not in tried and constraint.accept_final(prefix, cut, suffix):
             return cut
+        tried.add(cut)
+    first_line = middle[: ends[0]] if ends else middle
+    for end in reversed(word_ends(first_line)[-MAX_WORD_CUTS:]):
+        cut = constraint.polish(prefix, first_line[:end], suffix)
+        if cut and cut not in tried and constraint.accept_final(prefix, cut, suffix):
+            return cut
+        tried.add(cut)
     return None
+
+
+def word_ends(line: str) -> list[int]:
+    """Offsets just after a word, number, closing bracket or quote that is followed by
+    something else: the places a line can end without splitting a token."""
+    def word(ch: str) -> bool:
+        return ch.isalnum() or ch == "_"
+
+    ends = []
+    for i in range(1, len(line)):
+        before, after = line[i - 1], line[i]
+        if (word(before) and not word(after)) or (before in ")]}\"'`" and after != before):
+            ends.append(i)
+    return ends
 
 
 def prefix_window(prefix: str, max_tokens: int) -> str:
@@ -116,9 +143,9 @@ class Engine:
     def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> Iterator[DenoiseStep]:
         """Yield every denoising step; the last one carries the InfillResult.
 
-        Candidates: if the syntax constraint's final check refuses a middle, the canvas is
-        denoised again more cautiously (higher commit threshold, then one token per
-        pass); if every candidate is refused the result is an empty middle."""
+        Candidates: if the syntax constraint's final check refuses a middle (and every cut
+        of it, see accepted_cut), the canvas is denoised again left to right, one token
+        per pass; if every candidate is refused the result is an empty middle."""
         self._check(prefix, suffix)
         cfg = self.settings.replace(**settings)
         if cfg.max_tokens < 0 or cfg.block_size < 1 or not (0.0 <= cfg.confidence_threshold <= 1.0):
@@ -129,8 +156,10 @@ class Engine:
             prefix_ids, suffix_ids, _, _ = self._tokens(prefix, suffix, cfg)
             context, reused = self._encode(prefix_ids, suffix_ids)
             forwards = 1 if reused < len(prefix_ids) + len(suffix_ids) else 0
-            # Model candidates: the request's settings, then one more cautious pass.
-            schedule = [cfg] if constraint is None else [cfg, cfg.replace(confidence_threshold=max(cfg.confidence_threshold, 0.95))][: max(1, cfg.candidates)]
+            # Model candidates: the request's settings, then a cautious left-to-right pass
+            # (one token per pass in text order, so every commit is checked against all
+            # the text before it; confidence order can strand a bad early token).
+            schedule = [cfg] if constraint is None else [cfg, cfg.replace(left_to_right=True)][: max(1, cfg.candidates)]
             result: Optional[InfillResult] = None
             final: Optional[DenoiseStep] = None
             sampled_middle = ""

@@ -20,9 +20,11 @@ One request runs `denoise()`, a generator that yields a DenoiseStep per forward 
    stopping at the first that changes nothing.
 5. A syntax constraint (grammars/) may veto commits: proposals are checked as a batch
    and, if the batch is refused, one at a time in confidence order, each falling back
-   to its next-best token; a position whose candidates are all refused stays masked.
-   If every proposal of a pass is refused, the most confident one is committed anyway
-   so the pass makes progress; the final check (accept_final) judges the result.
+   to its next-best token (a refused EOM too: it falls back to text); a position whose
+   candidates are all refused stays masked. If every proposal of a pass is refused, a
+   wider search at the first masked position looks for any allowed token; only if that
+   fails too is the most confident proposal committed anyway, so the pass makes
+   progress, and the final check (accept_final) judges the result.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from engine.tokenizer import Tokenizer
 from engine.types import CanvasChange, DenoiseStep, DenoisingModel, InfillResult, SamplerSettings, SyntaxConstraint
 
 FALLBACK_TOKENS = 3  # next-best tokens tried for a position whose best commit is vetoed
+RESCUE_TOKENS = 24  # tokens tried at the first masked position when a whole pass is vetoed
 
 
 @dataclass
@@ -95,15 +98,18 @@ class CanvasState:
             self.ids[pos] = token
 
 
-def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float) -> list[Proposal]:
+def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False) -> list[Proposal]:
     """Commits for this pass, most confident first (see module docstring, rules 2-3).
 
-    probs: (N, V) probabilities for every canvas position."""
+    probs: (N, V) probabilities for every canvas position. With `left_to_right` only the
+    first masked position may commit (one token per pass, in text order)."""
     tok = canvas.tok
     masked = canvas.masked_positions()
     if not masked:
         return []
     first = masked[0]
+    if left_to_right:
+        masked = [first]
     conf, pred = probs.max(dim=-1)  # (N,), (N,)
     eligible: list[Proposal] = []
     for pos in masked:
@@ -143,23 +149,64 @@ def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, fr
 def _constrained(
     proposals: list[Proposal], probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str
 ) -> tuple[list[Proposal], int]:
-    """Filter proposals through the constraint. Returns (accepted, number vetoed)."""
+    """Filter proposals through the constraint. Returns (accepted, number vetoed).
+
+    A refused text token falls back to its next-best tokens; so does a refused EOM (an
+    end that would leave e.g. `if :` must become text instead, not stay an end)."""
     if constraint.allows(prefix, canvas.pieces({p.position: p.token for p in proposals}), suffix):
         return proposals, 0
     accepted: list[Proposal] = []
     vetoed = 0
     for p in proposals:
         base = {a.position: a.token for a in accepted}
-        candidates = [p.token]
-        if p.token != canvas.tok.eom_id:
-            top = probs[p.position].topk(FALLBACK_TOKENS + 1)
-            candidates += [int(t) for t in top.indices if int(t) != p.token and int(t) not in (canvas.tok.mask_id,)]
-        for j, token in enumerate(candidates[: FALLBACK_TOKENS + 1]):
-            if constraint.allows(prefix, canvas.pieces({**base, p.position: token}), suffix):
-                accepted.append(Proposal(p.position, token, float(probs[p.position, token])))
-                break
-            vetoed += 1
+        token, refused = _first_allowed(probs, canvas, constraint, prefix, suffix, p.position, p.token, base, FALLBACK_TOKENS)
+        vetoed += refused
+        if token is not None:
+            accepted.append(Proposal(p.position, token, float(probs[p.position, token])))
     return accepted, vetoed
+
+
+def _first_allowed(
+    probs: torch.Tensor,
+    canvas: CanvasState,
+    constraint: SyntaxConstraint,
+    prefix: str,
+    suffix: str,
+    position: int,
+    best: int,
+    base: dict[int, int],
+    fallbacks: int,
+) -> tuple[Optional[int], int]:
+    """The first of `best` and the position's next `fallbacks` most likely tokens that the
+    constraint allows (None if none is), and how many were refused on the way."""
+    tok = canvas.tok
+    first_masked = min(canvas.masked_positions(), default=position)
+    candidates = [best]
+    for t in probs[position].topk(min(probs.shape[-1], fallbacks + 3)).indices.tolist():
+        if t == best or t == tok.mask_id or (t == tok.eom_id and position != first_masked):
+            continue  # the EOM rule (module docstring, rule 3) holds for fallbacks too
+        candidates.append(int(t))
+    refused = 0
+    for token in candidates[: fallbacks + 1]:
+        if constraint.allows(prefix, canvas.pieces({**base, position: token}), suffix):
+            return token, refused
+        refused += 1
+    return None, refused
+
+
+def _rescue(probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str) -> tuple[Optional[Proposal], int]:
+    """Every proposal of a pass was refused: search wider (RESCUE_TOKENS) at the first
+    masked position, the one position whose commit the model may always make."""
+    masked = canvas.masked_positions()
+    if not masked:
+        return None, 0
+    first = masked[0]
+    row = probs[first]
+    best = int(row.argmax())
+    token, refused = _first_allowed(probs, canvas, constraint, prefix, suffix, first, best, {}, RESCUE_TOKENS)
+    if token is None:
+        return None, refused
+    return Proposal(first, token, float(row[token])), refused
 
 
 def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: Optional[torch.Generator]) -> torch.Tensor:
@@ -215,11 +262,15 @@ def denoise(
         probs = _probabilities(logits, settings, generator).cpu()
         masked_before = canvas.masked_positions()
         changes: list[CanvasChange] = []
-        proposals = propose(probs, canvas, settings.confidence_threshold) if masked_before else []
+        proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right) if masked_before else []
         if proposals and settings.constrained and constraint is not None:
             accepted, vetoed = _constrained(proposals, probs, canvas, constraint, prefix_text, suffix_text)
             vetoed_total += vetoed
-            proposals = accepted or proposals[:1]  # progress guarantee (module docstring, rule 5)
+            if not accepted:  # progress guarantee (module docstring, rule 5)
+                rescued, vetoed = _rescue(probs, canvas, constraint, prefix_text, suffix_text)
+                vetoed_total += vetoed
+                accepted = [rescued] if rescued is not None else proposals[:1]
+            proposals = accepted
         committed_now = set()
         for p in proposals:
             canvas.commit(p.position, p.token)

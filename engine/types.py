@@ -37,6 +37,7 @@ class SamplerSettings:
     seed: int = 0  # used only when temperature > 0
     candidates: int = 2  # model candidates tried when the syntax check refuses a middle (1 = no retry)
     allow_end: bool = True  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
+    left_to_right: bool = False  # commit only the first masked position each pass (the cautious candidate)
 
     def replace(self, **changes: object) -> "SamplerSettings":
         """A copy with some knobs changed; unknown knobs are an InfillError."""

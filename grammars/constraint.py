@@ -119,11 +119,18 @@ class TreeSitterConstraint:
         return ok
 
     def _allows(self, window: Window, pieces: Sequence[Optional[str]]) -> bool:
+        if not pieces and window.cursor_errors:
+            # An end of middle right at the cursor leaves the file as it was, and it was
+            # broken right here (`while :`, `f(,)`): the hole needs text, so refuse the end.
+            return False
         probe = build_probe(window, pieces)
         root = window.probe_parser.parse(probe.text).root_node
         if not root.has_error:
             return True
-        for error in minimal_errors(root, probe.canvas_start, probe.canvas_end):
+        # From the last token before the canvas: the parser often places the hole's own
+        # error (`while :` has a MISSING condition) before the space at the cursor.
+        lo = max(0, len(probe.text[: probe.canvas_start].rstrip()) - 1)
+        for error in minimal_errors(root, lo, probe.canvas_end):
             if self._sealed(window, probe, error):
                 return False
         return True
@@ -137,6 +144,10 @@ class TreeSitterConstraint:
         # which the parser rejects the moment it reads it.
         ends_in_closer = text[error.start : error.end].rstrip()[-1:] in self._closing_bytes
         hi = error.end if ends_in_closer and not error.missing else token_right(text, error.end)
+        if self.spec.indent_sensitive:
+            line_end = text.find(b"\n", error.end)
+            if line_end != -1:
+                hi = min(hi, max(line_end, error.end))  # the statement ends at the newline
         if hi < probe.canvas_start or lo > probe.canvas_end:
             return False  # wholly in the context: not the canvas's doing
         holes = probe.holes
@@ -150,7 +161,10 @@ class TreeSitterConstraint:
         # the cause; a later hole cannot be.
         line_start = text.rfind(b"\n", 0, lo) + 1
         previous_start = text.rfind(b"\n", 0, max(0, line_start - 1)) + 1 if line_start else 0
-        if hole_in(previous_start, hi):
+        # In an indentation-sensitive language a newline outside brackets ends the
+        # statement, so a hole on the next line cannot repair this one (the bracket rules
+        # below still cover `f(` + newline + hole).
+        if hole_in(line_start if self.spec.indent_sensitive else previous_start, hi):
             return False
         # A stray closer or quote may get its partner from any earlier hole, an unclosed
         # opener from any later one.
@@ -165,10 +179,20 @@ class TreeSitterConstraint:
             return False
         canvas_len = probe.canvas_end - probe.canvas_start
         if lo < probe.canvas_start and window.baseline_near(lo, window.cursor):
-            return False  # the prefix already had an error here
+            # The prefix already had an error here, unless it is the hole's own error
+            # (`while :`) and the canvas has put a statement-ending newline between it
+            # and every hole: then no later text can fill the hole any more.
+            if not (self.spec.indent_sensitive and self._hole_closed_by_newline(window, probe, lo, hi)):
+                return False
         if hi > probe.canvas_end and window.baseline_near(window.cursor, hi - canvas_len):
             return False  # the suffix already had an error here
         return True
+
+    @staticmethod
+    def _hole_closed_by_newline(window: Window, probe: Probe, lo: int, hi: int) -> bool:
+        at_cursor = any(e.start <= hi and e.end >= lo for e in window.cursor_errors)
+        first_hole = probe.holes[0][0] if probe.holes else probe.canvas_end
+        return at_cursor and b"\n" in probe.text[probe.canvas_start : first_hole]
 
     # -- the final check --------------------------------------------------------------
 

@@ -13,8 +13,8 @@ import tree_sitter as ts
 from .registry import LanguageSpec
 from .syntax import IncrementalParser, SyntaxErrorSpan, minimal_errors, token_left, token_right
 
-PREFIX_WINDOW_CHARS = 3000
-SUFFIX_WINDOW_CHARS = 1500
+PREFIX_WINDOW_CHARS = 6000
+SUFFIX_WINDOW_CHARS = 6000
 
 
 def prefix_window(prefix: str, limit: int = PREFIX_WINDOW_CHARS) -> str:
@@ -41,11 +41,25 @@ def prefix_window(prefix: str, limit: int = PREFIX_WINDOW_CHARS) -> str:
 
 
 def suffix_window(suffix: str, limit: int = SUFFIX_WINDOW_CHARS) -> str:
-    """The head of the suffix, cut at the end of a line."""
+    """The head of the suffix, ending just before a line that starts a top-level statement.
+
+    A cut in the middle of a class or function leaves its brackets unclosed, and the
+    parser then reports an error that spans the whole window, blamed on whatever middle
+    is tried (even the true one). Ending before a line with a letter, '@', '#' or '_' at
+    column 0 keeps the construct around the cursor whole; failing that, the cut is at a
+    line end."""
     if len(suffix) <= limit:
         return suffix
     cut = suffix.rfind("\n", 0, limit)
-    return suffix[: cut + 1] if cut > 0 else suffix[:limit]
+    if cut <= 0:
+        return suffix[:limit]
+    i = cut
+    while i > 0:
+        ch = suffix[i + 1] if i + 1 < len(suffix) else ""
+        if ch.isalpha() or ch in "@#_":
+            return suffix[: i + 1]
+        i = suffix.rfind("\n", 0, i)
+    return suffix[: cut + 1]
 
 
 @dataclass
