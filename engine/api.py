@@ -51,21 +51,21 @@ def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix:
     cut after a word or closing bracket (`x.size() > 0 and foo(` -> `x.size() > 0`).
     Cutting costs parses, not model passes; a first line that runs on past its statement
     is common, and the text before the break is often right. None when nothing non-empty
-    is acceptable."""
+    is acceptable (whitespace alone is not a suggestion)."""
     polished = constraint.polish(prefix, middle, suffix)
-    if polished and constraint.accept_final(prefix, polished, suffix):
+    if polished.strip() and constraint.accept_final(prefix, polished, suffix):
         return polished
     tried = {polished}
     ends = [i + 1 for i, ch in enumerate(middle) if ch == "\n"]
     for end in reversed(ends):
         cut = constraint.polish(prefix, middle[:end], suffix)
-        if cut and cut not in tried and constraint.accept_final(prefix, cut, suffix):
+        if cut.strip() and cut not in tried and constraint.accept_final(prefix, cut, suffix):
             return cut
         tried.add(cut)
     first_line = middle[: ends[0]] if ends else middle
     for end in reversed(word_ends(first_line)[-MAX_WORD_CUTS:]):
         cut = constraint.polish(prefix, first_line[:end], suffix)
-        if cut and cut not in tried and constraint.accept_final(prefix, cut, suffix):
+        if cut.strip() and cut not in tried and constraint.accept_final(prefix, cut, suffix):
             return cut
         tried.add(cut)
     return None
@@ -145,7 +145,8 @@ class Engine:
 
         Candidates: if the syntax constraint's final check refuses a middle (and every cut
         of it, see accepted_cut), the canvas is denoised again left to right, one token
-        per pass; if every candidate is refused the result is an empty middle."""
+        per pass, then once more left to right stopping at the first complete, valid
+        middle; if every candidate is refused the result is an empty middle."""
         self._check(prefix, suffix)
         cfg = self.settings.replace(**settings)
         if cfg.max_tokens < 0 or cfg.block_size < 1 or not (0.0 <= cfg.confidence_threshold <= 1.0):
@@ -159,7 +160,13 @@ class Engine:
             # Model candidates: the request's settings, then a cautious left-to-right pass
             # (one token per pass in text order, so every commit is checked against all
             # the text before it; confidence order can strand a bad early token).
-            schedule = [cfg] if constraint is None else [cfg, cfg.replace(left_to_right=True)][: max(1, cfg.candidates)]
+            # The last resort ends at the first complete, valid middle the model proposes
+            # (often one identifier for a condition): a short answer over none at all.
+            schedule = [cfg] if constraint is None else [
+                cfg,
+                cfg.replace(left_to_right=True),
+                cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0),
+            ][: max(1, cfg.candidates)]
             result: Optional[InfillResult] = None
             final: Optional[DenoiseStep] = None
             sampled_middle = ""

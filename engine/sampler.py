@@ -39,7 +39,8 @@ from engine.tokenizer import Tokenizer
 from engine.types import CanvasChange, DenoiseStep, DenoisingModel, InfillResult, SamplerSettings, SyntaxConstraint
 
 FALLBACK_TOKENS = 3  # next-best tokens tried for a position whose best commit is vetoed
-RESCUE_TOKENS = 24  # tokens tried at the first masked position when a whole pass is vetoed
+RESCUE_TOKENS = 8  # tokens tried at the first masked position when a whole pass is vetoed
+ENDING_TOKENS = 24  # tokens tried as the last one of a middle by the end_when_valid candidate
 
 
 @dataclass
@@ -181,11 +182,15 @@ def _first_allowed(
     constraint allows (None if none is), and how many were refused on the way."""
     tok = canvas.tok
     first_masked = min(canvas.masked_positions(), default=position)
-    candidates = [best]
+    def committable(t: int) -> bool:
+        # Never the mask (it would commit nothing) nor another special token; an EOM only
+        # at the first masked position (module docstring, rule 3).
+        return t == tok.eom_id and position == first_masked or t not in tok.special_ids
+
+    candidates = [best] if committable(best) else []
     for t in probs[position].topk(min(probs.shape[-1], fallbacks + 3)).indices.tolist():
-        if t == best or t == tok.mask_id or (t == tok.eom_id and position != first_masked):
-            continue  # the EOM rule (module docstring, rule 3) holds for fallbacks too
-        candidates.append(int(t))
+        if t != best and committable(t):
+            candidates.append(int(t))
     refused = 0
     for token in candidates[: fallbacks + 1]:
         if constraint.allows(prefix, canvas.pieces({**base, position: token}), suffix):
@@ -202,11 +207,45 @@ def _rescue(probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstrai
         return None, 0
     first = masked[0]
     row = probs[first]
-    best = int(row.argmax())
+    best = int(row.argmax())  # may be a special token: _first_allowed skips what it cannot commit
     token, refused = _first_allowed(probs, canvas, constraint, prefix, suffix, first, best, {}, RESCUE_TOKENS)
     if token is None:
         return None, refused
     return Proposal(first, token, float(row[token])), refused
+
+
+def _valid_ending(probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str) -> Optional[Proposal]:
+    """The most likely of the first masked position's top ENDING_TOKENS tokens after which
+    the middle, closed right there, is complete and valid (`accept_complete`); None if
+    none is. Used by the last-resort candidate (settings.end_when_valid): the shortest
+    valid middle the model itself proposes, instead of no suggestion at all."""
+    tok = canvas.tok
+    masked = canvas.masked_positions()
+    first = masked[0]
+    if first != len(canvas.middle_ids()):
+        return None  # only for text written left to right, with nothing masked before it
+    written = canvas.middle_ids()
+    top = probs[first].topk(min(probs.shape[-1], ENDING_TOKENS))
+    for p, t in zip(top.values.tolist(), top.indices.tolist()):
+        if t in tok.special_ids:
+            continue
+        middle = tok.decode(written + [t])
+        if middle.strip() and constraint.accept_complete(prefix, middle, suffix):
+            return Proposal(first, int(t), float(p))
+    return None
+
+
+def _close_with(canvas: CanvasState, last: Proposal, max_tokens: int) -> list[CanvasChange]:
+    """Commit `last` and an end of middle right after it (growing the canvas by one if full)."""
+    canvas.commit(last.position, last.token)
+    changes = [CanvasChange(last.position, canvas.tok.piece(last.token), last.confidence, "commit")]
+    end = last.position + 1
+    if end >= canvas.size and canvas.size < max_tokens:
+        canvas.grow(1)
+    if end < canvas.size:
+        canvas.commit(end, canvas.tok.eom_id)
+        changes.append(CanvasChange(end, "", 1.0, "end"))
+    return changes
 
 
 def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: Optional[torch.Generator]) -> torch.Tensor:
@@ -262,6 +301,13 @@ def denoise(
         probs = _probabilities(logits, settings, generator).cpu()
         masked_before = canvas.masked_positions()
         changes: list[CanvasChange] = []
+        if masked_before and settings.end_when_valid and constraint is not None:
+            ending = _valid_ending(probs, canvas, constraint, prefix_text, suffix_text)
+            if ending is not None:
+                changes = _close_with(canvas, ending, max_tokens)
+                yield DenoiseStep(step, canvas.pieces(), changes, forwards, (time.perf_counter() - start) * 1000)
+                stop_reason = "end_of_middle"
+                break
         proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right) if masked_before else []
         if proposals and settings.constrained and constraint is not None:
             accepted, vetoed = _constrained(proposals, probs, canvas, constraint, prefix_text, suffix_text)

@@ -35,9 +35,10 @@ class SamplerSettings:
     context_tokens: int = 1024  # most prefix tokens given to the model
     suffix_tokens: int = 256  # most suffix tokens given to the model
     seed: int = 0  # used only when temperature > 0
-    candidates: int = 2  # model candidates tried when the syntax check refuses a middle (1 = no retry)
+    candidates: int = 3  # model candidates tried when the syntax check refuses a middle (1 = no retry)
     allow_end: bool = True  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
     left_to_right: bool = False  # commit only the first masked position each pass (the cautious candidate)
+    end_when_valid: bool = False  # with left_to_right and a constraint: stop at the first complete, valid middle
 
     def replace(self, **changes: object) -> "SamplerSettings":
         """A copy with some knobs changed; unknown knobs are an InfillError."""
@@ -124,6 +125,10 @@ class SyntaxConstraint(Protocol):
 
     def accept_final(self, prefix: str, middle: str, suffix: str) -> bool:
         """False when splicing `middle` adds syntax errors in the region it touches."""
+        ...
+
+    def accept_complete(self, prefix: str, middle: str, suffix: str) -> bool:
+        """Like accept_final, and the splice also fills the hole's own error (`while :`)."""
         ...
 
     def polish(self, prefix: str, middle: str, suffix: str) -> str:

@@ -21,6 +21,9 @@ from .syntax import SyntaxErrorSpan, minimal_errors, token_left, token_right
 from .window import Window, WindowCache
 
 
+ANSWER_CACHE_SIZE = 4096  # remembered `allows` answers (cleared when full)
+
+
 @dataclass
 class ConstraintStats:
     """Counters for the benchmark: how often each check ran and how long it took."""
@@ -100,6 +103,7 @@ class TreeSitterConstraint:
         self._windows = WindowCache(spec)
         # One object serves all requests of its language; parsers are not thread-safe.
         self._lock = threading.Lock()
+        self._answers: dict[tuple[bytes, bytes, tuple[Optional[str], ...]], bool] = {}
         quote_chars = {q for pair in spec.quotes for q in pair}
         self._closing_bytes = [c.encode() for c in {close for _, close in spec.brackets} | quote_chars]
         self._opening_bytes = [c.encode() for c in {open_ for open_, _ in spec.brackets} | quote_chars]
@@ -110,7 +114,15 @@ class TreeSitterConstraint:
         started = time.perf_counter()
         try:
             with self._lock:
-                ok = self._allows(self._windows.get(prefix, suffix), pieces)
+                window = self._windows.get(prefix, suffix)
+                # Passes re-ask the same question (a vetoed token is proposed again while
+                # the canvas around it has not changed), so answers are remembered.
+                key = (window.prefix, window.suffix, tuple(pieces))
+                ok = self._answers.get(key)
+                if ok is None:
+                    if len(self._answers) >= ANSWER_CACHE_SIZE:
+                        self._answers.clear()
+                    ok = self._answers[key] = self._allows(window, pieces)
         finally:
             self.stats.allows_calls += 1
             self.stats.allows_seconds += time.perf_counter() - started
@@ -207,6 +219,17 @@ class TreeSitterConstraint:
         if not ok:
             self.stats.final_rejections += 1
         return ok
+
+    def accept_complete(self, prefix: str, middle: str, suffix: str) -> bool:
+        """Stricter than accept_final: the splice also repairs the hole's own error, so
+        the touched region parses as it would in a finished file (`while node:`)."""
+        started = time.perf_counter()
+        try:
+            with self._lock:
+                return splice_error_balance(self._windows.get(prefix, suffix), middle, strict=True) <= 0
+        finally:
+            self.stats.final_calls += 1
+            self.stats.final_seconds += time.perf_counter() - started
 
     def new_errors(self, prefix: str, middle: str, suffix: str) -> int:
         """Errors the splice adds in the region it touches, less those it removes.

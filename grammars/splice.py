@@ -18,8 +18,11 @@ def _located(errors: list[SyntaxErrorSpan], cut: int, after: int, total: int) ->
     return keys
 
 
-def splice_error_balance(window: Window, middle: str) -> int:
-    """How many more touched errors the splice has than the file had (<= 0 is acceptable)."""
+def splice_error_balance(window: Window, middle: str, strict: bool = False) -> int:
+    """How many more touched errors the splice has than the file had (<= 0 is acceptable).
+
+    `strict`: the baseline's errors at the cursor (the empty hole itself, `while :`) count
+    as errors the splice must have removed, so <= 0 means the hole is really filled."""
     middle_b = middle.encode("utf-8")
     text = window.prefix + middle_b + window.suffix
     after_errors = minimal_errors(window.final_parser.parse(text).root_node)
@@ -29,7 +32,7 @@ def splice_error_balance(window: Window, middle: str) -> int:
         [e for e in window.baseline if e not in window.cursor_errors], cursor, cursor, base_total
     )
     after = _located(after_errors, cursor, cursor + len(middle_b), len(text))
-    base_all = _located(window.baseline, cursor, cursor, base_total)
+    base_all = before if strict else _located(window.baseline, cursor, cursor, base_total)
     added = {key for key in after if key not in base_all or key[0] == "middle"}
     removed = {key for key in before if key not in after}
     return len(added) - len(removed)

@@ -13,8 +13,8 @@ import tree_sitter as ts
 from .registry import LanguageSpec
 from .syntax import IncrementalParser, SyntaxErrorSpan, minimal_errors, token_left, token_right
 
-PREFIX_WINDOW_CHARS = 6000
-SUFFIX_WINDOW_CHARS = 6000
+PREFIX_WINDOW_CHARS = 3000
+SUFFIX_WINDOW_CHARS = 3000
 
 
 def prefix_window(prefix: str, limit: int = PREFIX_WINDOW_CHARS) -> str:

@@ -30,16 +30,16 @@ lane_a() {
   $PY -m engine.cli eval humaneval --model "$OUT/int8" --modes engine --out "$OUT/eval_int8.json" --json > /dev/null
   step "A: humaneval int4"
   $PY -m engine.cli eval humaneval --model "$OUT/int4" --modes engine --out "$OUT/eval_int4.json" --json > /dev/null
+  step "A: sweep";        $PY -m engine.evaluation.sweep --limit 30 --out "$OUT/sweep.json"
   step "A: done"
 }
 lane_b() {
   step "B: bench";        $PY -m engine.cli bench --json --limit 60 > "$OUT/bench.json"
   step "B: heldout";      $PY -m engine.cli eval heldout --out "$OUT/eval_heldout.json" --json > /dev/null
-  step "B: syntax bench"; $PY -m grammars.bench --json --limit 120 > "$OUT/syntax_bench.json"
+  step "B: syntax bench"; $PY -m grammars.bench --json > "$OUT/syntax_bench.json"  # all 477 tasks
   step "B: next-edit";    $PY -m engine.cli eval next-edit --limit 15 --out "$OUT/eval_next_edit.json" --json > /dev/null
   step "B: typing bench"; $PY -m infill_lsp.bench_typing --chars 200 --interval-ms 120 --json "$OUT/typing_bench.json" > "$OUT/typing_bench.txt"
   step "B: quant exact";  $PY -m engine.quant.eval_exact --limit 60 --json > "$OUT/quant_exact.json"
-  step "B: sweep";        $PY -m engine.evaluation.sweep --limit 30 --out "$OUT/sweep.json"
   step "B: done"
 }
 lane_a > "$OUT/lane_a.log" 2>&1 &

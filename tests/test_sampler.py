@@ -162,3 +162,65 @@ def test_sampling_with_temperature_is_seeded(tiny_engine):
     a = tiny_engine.infill("import ", "\n", max_tokens=8, temperature=1.0, seed=3, constrained=False)
     b = tiny_engine.infill("import ", "\n", max_tokens=8, temperature=1.0, seed=3, constrained=False)
     assert a.middle == b.middle
+
+
+class _TextConstraint:
+    """Judges the text so far: refuses `bad` anywhere, and (as `allows`) an empty middle."""
+
+    def __init__(self, tok, bad=(), complete=None):
+        self.tok, self.bad, self.complete = tok, set(bad), complete
+
+    def allows(self, prefix, pieces, suffix):
+        if not pieces:
+            return False  # like `while :`: the hole needs text
+        return not any(p in self.bad for p in pieces if p is not None)
+
+    def accept_final(self, prefix, middle, suffix):
+        return True
+
+    def accept_complete(self, prefix, middle, suffix):
+        return self.complete is not None and middle == self.complete
+
+    def polish(self, prefix, middle, suffix):
+        return middle
+
+
+def test_a_vetoed_end_of_middle_falls_back_to_text(tok):
+    # The model is sure the middle is empty; the constraint says the hole needs text.
+    model = ScriptedModel(tok, [], confidence=[0.99] * 20)
+    steps = list(denoise(model, tok, None, SamplerSettings(max_tokens=4), constraint=_TextConstraint(tok)))
+    result = steps[-1].result
+    assert result.middle != "" and result.vetoed >= 1
+
+
+def test_left_to_right_commits_in_text_order(tok):
+    target = [20, 21, 22, 23]
+    model = ScriptedModel(tok, target, confidence=[0.2, 0.99, 0.99, 0.99, 0.99])
+    steps, result = _run(model, tok, left_to_right=True)
+    committed = [c.position for s in steps for c in s.changes if c.kind == "commit"]
+    assert committed == sorted(committed) and result.middle == tok.decode(target)
+
+
+def test_end_when_valid_stops_at_the_first_complete_middle(tok):
+    target = [20, 21, 22, 23]
+    short = tok.decode([20, 21])
+    model = ScriptedModel(tok, target, confidence=[0.99] * 5)
+    constraint = _TextConstraint(tok, complete=short)
+    steps = list(denoise(model, tok, None, SamplerSettings(left_to_right=True, end_when_valid=True), constraint=constraint))
+    assert steps[-1].result.middle == short and steps[-1].result.stop_reason == "end_of_middle"
+    # Without it, the same model writes its whole middle.
+    steps = list(denoise(model, tok, None, SamplerSettings(left_to_right=True), constraint=constraint))
+    assert steps[-1].result.middle == tok.decode(target)
+
+
+def test_a_pass_always_makes_progress_even_when_the_model_prefers_the_mask(tok):
+    # A model whose best guess everywhere is the mask token itself, under a constraint
+    # that refuses all text: every pass must still fill a position, so the run ends.
+    model = ScriptedModel(tok, [tok.mask_id] * 8, confidence=[0.99] * 8)
+    refuse_all = _TextConstraint(tok, bad={tok.piece(t) for t in range(tok.vocab_size)})
+    for settings in (SamplerSettings(max_tokens=8), SamplerSettings(max_tokens=8, left_to_right=True)):
+        steps = []
+        for step in denoise(model, tok, None, settings, constraint=refuse_all):
+            steps.append(step)
+            assert len(steps) < 100, "the sampler stopped making progress"
+        assert None not in steps[-1].canvas
