@@ -172,7 +172,7 @@ class Engine:
             sampled_middle = ""
             attempt = 0
             for attempt, attempt_cfg in enumerate(schedule, start=1):
-                for step in denoise(self.model, self.tokenizer, context, attempt_cfg, constraint=constraint, prefix_text=prefix, suffix_text=suffix, cancel=cancel, start_time=start, forwards_before=forwards, device=self.device):
+                for step in denoise(self.model, self.tokenizer, context, attempt_cfg, constraint=constraint, prefix_text=prefix, suffix_text=suffix, cancel=cancel, start_time=start, forwards_before=forwards, device=self.device, copy_source=prefix_ids):
                     if step.result is None:
                         yield step
                     else:

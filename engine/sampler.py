@@ -25,6 +25,11 @@ One request runs `denoise()`, a generator that yields a DenoiseStep per forward 
    wider search at the first masked position looks for any allowed token; only if that
    fails too is the most confident proposal committed anyway, so the pass makes
    progress, and the final check (accept_final) judges the result.
+6. Copying from the context (`copy_weight` > 0): code repeats itself. At the first masked
+   position, whose left side is all text, the longest run of the last 2-4 tokens that also
+   occurs in the prefix proposes the token that followed it there; that guess is mixed into
+   the model's probabilities with weight `copy_weight` (a pointer-style mixture, computed
+   from token ids, no extra forward pass). Not right after a newline of the middle.
 """
 from __future__ import annotations
 
@@ -248,6 +253,45 @@ def _close_with(canvas: CanvasState, last: Proposal, max_tokens: int) -> list[Ca
     return changes
 
 
+COPY_NGRAMS = (4, 3, 2)  # context lengths tried by the copy guess, longest first
+
+
+class CopyIndex:
+    """For each 2-4 token run of the prefix, the token that followed its latest occurrence."""
+
+    def __init__(self, source: Sequence[int], special: frozenset[int]) -> None:
+        self.source = list(source)
+        self.next: dict[tuple[int, ...], int] = {}
+        for n in COPY_NGRAMS:
+            for end in range(n, len(self.source)):  # later occurrences overwrite earlier ones
+                following = self.source[end]
+                if following not in special:
+                    self.next[tuple(self.source[end - n : end])] = following
+
+    def guess(self, left: Sequence[int]) -> Optional[int]:
+        for n in COPY_NGRAMS:
+            if len(left) >= n:
+                token = self.next.get(tuple(left[-n:]))
+                if token is not None:
+                    return token
+        return None
+
+
+def _copy_mix(probs: torch.Tensor, canvas: CanvasState, index: CopyIndex, weight: float) -> None:
+    masked = canvas.masked_positions()
+    if not masked:
+        return
+    first = masked[0]
+    if first > 0 and "\n" in canvas.tok.piece(canvas.ids[first - 1]):
+        # A middle's new line is where it most often should end or turn; copying there
+        # measurably ran middles on into the context's next line (docs/sampler.md).
+        return
+    token = index.guess((index.source[-COPY_NGRAMS[0]:] + canvas.ids[:first])[-COPY_NGRAMS[0]:])
+    if token is not None:
+        probs[first] *= 1.0 - weight
+        probs[first, token] += weight
+
+
 def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: Optional[torch.Generator]) -> torch.Tensor:
     """(N, V) probabilities; with temperature > 0 the confidence ranking is taken from a
     Gumbel-perturbed distribution so commits are sampled, not greedy."""
@@ -271,8 +315,11 @@ def denoise(
     start_time: Optional[float] = None,
     forwards_before: int = 0,
     device: str | torch.device = "cpu",
+    copy_source: Optional[Sequence[int]] = None,
 ) -> Iterator[DenoiseStep]:
     """Denoise one canvas against an encoded context; yields a step per forward pass.
+
+    `copy_source`: the prefix's token ids, for rule 6 (used when settings.copy_weight > 0).
 
     The last yielded step carries `result` (its `ms` is filled in by the caller's clock
     start). `forwards_before` counts passes already spent (e.g. encoding the context)."""
@@ -285,6 +332,7 @@ def denoise(
     step = 0
     edit_passes = 0
     stop_reason = "end_of_middle"
+    copy_index = CopyIndex(copy_source, tok.special_ids) if copy_source and settings.copy_weight > 0 else None
     while True:
         if canvas.size == 0:
             stop_reason = "empty" if max_tokens == 0 else stop_reason
@@ -299,6 +347,8 @@ def denoise(
         if not settings.allow_end:
             logits[:, tok.eom_id] = float("-inf")
         probs = _probabilities(logits, settings, generator).cpu()
+        if copy_index is not None:
+            _copy_mix(probs, canvas, copy_index, settings.copy_weight)
         masked_before = canvas.masked_positions()
         changes: list[CanvasChange] = []
         if masked_before and settings.end_when_valid and constraint is not None:

@@ -224,3 +224,25 @@ def test_a_pass_always_makes_progress_even_when_the_model_prefers_the_mask(tok):
             steps.append(step)
             assert len(steps) < 100, "the sampler stopped making progress"
         assert None not in steps[-1].canvas
+
+
+def test_copy_index_guesses_what_followed_the_longest_matching_run():
+    from engine.sampler import CopyIndex
+
+    index = CopyIndex([5, 6, 7, 8, 9, 6, 7, 10, 11], special=frozenset({0, 1, 2, 3}))
+    assert index.guess([6, 7]) == 10  # the latest occurrence wins
+    assert index.guess([5, 6, 7]) == 8  # a longer match beats a later, shorter one
+    assert index.guess([42, 43]) is None
+    assert CopyIndex([5, 6, 1], special=frozenset({1})).guess([5, 6]) is None  # never a special token
+
+
+def test_copy_weight_turns_an_unsure_position_into_the_copied_token(tok):
+    # The model is unsure everywhere (its best guess is token 20 at 0.3); the prefix says
+    # that after [40, 41] came 50.
+    model = ScriptedModel(tok, [20, 21], confidence=[0.3, 0.3, 0.99])
+    context = model.encode_context([], [])
+    source = [40, 41, 50, 7, 40, 41]
+    plain = run_to_end(denoise(model, tok, context, SamplerSettings(copy_weight=0.0, max_tokens=2), copy_source=source))
+    copied = run_to_end(denoise(model, tok, context, SamplerSettings(copy_weight=0.6, max_tokens=2), copy_source=source))
+    assert tok.encode(plain.middle)[0] == 20
+    assert tok.encode(copied.middle)[0] == 50
