@@ -35,7 +35,7 @@ class SamplerSettings:
     context_tokens: int = 1024  # most prefix tokens given to the model
     suffix_tokens: int = 256  # most suffix tokens given to the model
     seed: int = 0  # used only when temperature > 0
-    candidates: int = 3  # model candidates tried when the syntax check refuses a middle (1 = no retry)
+    candidates: int = 2  # model candidates tried when the syntax check refuses a middle (1 = no retry)
     allow_end: bool = True  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
     left_to_right: bool = False  # commit only the first masked position each pass (the cautious candidate)
     copy_weight: float = 0.6  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
