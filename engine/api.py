@@ -140,6 +140,16 @@ class Engine:
         suffix_ids = tok.encode(s_text)[: settings.suffix_tokens]
         return prefix_ids, suffix_ids, p_text, s_text
 
+    def _copy_source(self, prefix: str, prefix_ids: list[int], settings: SamplerSettings) -> list[int]:
+        """The tokens the copy rule looks in: a longer stretch of the prefix than the
+        model's window when `copy_context_tokens` asks for one (it costs a tokenizer call,
+        not model time)."""
+        if settings.copy_weight <= 0:
+            return []
+        if settings.copy_context_tokens <= settings.context_tokens:
+            return prefix_ids
+        return self.tokenizer.encode(prefix_window(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
+
     def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> Iterator[DenoiseStep]:
         """Yield every denoising step; the last one carries the InfillResult.
 
@@ -155,6 +165,7 @@ class Engine:
         with self._lock:
             start = time.perf_counter()
             prefix_ids, suffix_ids, _, _ = self._tokens(prefix, suffix, cfg)
+            copy_source = self._copy_source(prefix, prefix_ids, cfg)
             context, reused = self._encode(prefix_ids, suffix_ids)
             forwards = 1 if reused < len(prefix_ids) + len(suffix_ids) else 0
             # Model candidates: the request's settings, then a last resort written left to
@@ -171,7 +182,7 @@ class Engine:
             sampled_middle = ""
             attempt = 0
             for attempt, attempt_cfg in enumerate(schedule, start=1):
-                for step in denoise(self.model, self.tokenizer, context, attempt_cfg, constraint=constraint, prefix_text=prefix, suffix_text=suffix, cancel=cancel, start_time=start, forwards_before=forwards, device=self.device, copy_source=prefix_ids):
+                for step in denoise(self.model, self.tokenizer, context, attempt_cfg, constraint=constraint, prefix_text=prefix, suffix_text=suffix, cancel=cancel, start_time=start, forwards_before=forwards, device=self.device, copy_source=copy_source):
                     if step.result is None:
                         yield step
                     else:
@@ -264,6 +275,11 @@ def load(
         name = config.get("name") or ("infill-default" if path == DEFAULT_MODEL_DIR else path.name)
         _set_threads(threads, model.num_parameters())
         engine = Engine(model, tokenizer, model_dir=path, name=name, info=info, device=device)
+        # The context windows the model was trained on: longer ones were measured to be
+        # slower and no better (docs/sampler.md); a model dir's "sampler" entry overrides.
+        data = config.get("training", {}).get("data", {})
+        trained = {"context_tokens": data.get("prefix_tokens"), "suffix_tokens": data.get("suffix_tokens")}
+        engine.settings = engine.settings.replace(**{k: v for k, v in trained.items() if isinstance(v, int) and v > 0})
         defaults = config.get("sampler")
         if isinstance(defaults, dict):
             engine.settings = engine.settings.replace(**defaults)

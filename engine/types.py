@@ -32,13 +32,14 @@ class SamplerSettings:
     max_edit_passes: int = 2  # bounded passes spent only on token-to-token edits
     temperature: float = 0.0  # 0 = greedy (deterministic)
     constrained: bool = True  # let the syntax constraint veto commits (when one exists)
-    context_tokens: int = 1024  # most prefix tokens given to the model
+    context_tokens: int = 1024  # most prefix tokens given to the model (infill's own models: the trained window)
     suffix_tokens: int = 256  # most suffix tokens given to the model
     seed: int = 0  # used only when temperature > 0
     candidates: int = 2  # model candidates tried when the syntax check refuses a middle (1 = no retry)
     allow_end: bool = True  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
     left_to_right: bool = False  # commit only the first masked position each pass (the cautious candidate)
     copy_weight: float = 0.6  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
+    copy_context_tokens: int = 2048  # prefix tokens the copy guess looks in (may exceed context_tokens)
     end_when_valid: bool = False  # with left_to_right and a constraint: stop at the first complete, valid middle
 
     def replace(self, **changes: object) -> "SamplerSettings":

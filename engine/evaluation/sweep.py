@@ -26,6 +26,9 @@ GRID = {
     "edit_threshold": [0.7, 0.9, 0.99],
     "constrained": [False, True],
     "copy_weight": [0.0, 0.3, 0.6],
+    "context_tokens": [256, 1024],
+    "suffix_tokens": [96, 256],
+    "copy_context_tokens": [256, 2048],
 }
 DEV_FILE = Path(__file__).resolve().parent.parent / "bench_data" / "dev_lines.jsonl"
 
