@@ -29,6 +29,27 @@ def _validation_curve(log_path: Path) -> list[dict]:
     return points
 
 
+def _trend(curve: list[dict]) -> str:
+    """How the validation losses moved over the second half of training, per 10M tokens
+    (each end averaged over three evaluations: the set is fixed but small)."""
+    if len(curve) < 8:
+        return "too few validation points to read a trend"
+    half = [p for p in curve if p["tokens"] >= curve[-1]["tokens"] / 2] or curve
+    if len(half) < 6:
+        half = curve[-6:]
+    head, tail = half[:3], half[-3:]
+
+    def mean(points: list[dict], key: str) -> float:
+        return sum(p[key] for p in points) / len(points)
+
+    span = (mean(tail, "tokens") - mean(head, "tokens")) / 1e7
+    parts = []
+    for key, label in (("masked_ce", "masked CE"), ("ar_loss", "next-token CE")):
+        a, b = mean(head, key), mean(tail, key)
+        parts.append(f"{label} {a:.2f} -> {b:.2f} ({(b - a) / span:+.2f} per 10M tokens)" if span > 0 else f"{label} {b:.2f}")
+    return f"over the last {mean(tail, 'tokens') / 1e6 - mean(head, 'tokens') / 1e6:.0f}M tokens: " + "; ".join(parts)
+
+
 def _corpus_table(corpus: Path) -> str:
     listing = corpus / "files.tsv"
     if not listing.exists():
@@ -110,17 +131,17 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "## Known weaknesses",
         "",
         "- Trained for a very small budget (see tokens seen): far below what a useful code model needs (hundreds of millions to billions of tokens). Expect plausible-looking but often wrong lines; it has only begun to copy identifiers from its context.",
-        "- Context window: 256 prefix tokens and 96 suffix tokens (~870 and ~330 characters); longer files are cut to that window around the cursor.",
+        "- Context window: 256 prefix tokens and 96 suffix tokens (~870 and ~330 characters), the windows it was trained on and the engine's defaults for it; longer files are cut to that window around the cursor (the copy rule still looks 2048 tokens back).",
         "- Python-heavy corpus; JavaScript less so; TypeScript, Go and Rust unseen in training (the grammars support them, the model barely does).",
         "- Not trained on edit histories yet: next-edit suggestions rely on the generic token-to-token edit ability only.",
         "",
         "## What would close the gap to the goal (HumanEval single-line pass@1 >= 30%)",
         "",
-        "- The validation curve above is still falling at the end (next-token CE 4.0 and still dropping ~0.1 per 1M tokens): the run stopped for lack of time, not because it converged. At ~5,000 tokens/s on the 2 CPU cores, 20M tokens cost 2 hours; the published 0.5B-class diffusion code models saw hundreds of billions.",
+        f"- The validation curve above is still falling at the end ({_trend(curve)}): the run stopped for lack of time, not because it converged. At ~5,000 tokens/s on the 2 CPU cores, 20M tokens cost 2 hours; the published 0.5B-class diffusion code models saw hundreds of billions.",
         "- Tokens first: resume this run (`infill train --run runs/main --resume`, or `--init-from engine/default_model` on a fresh machine) across sessions, and on any GPU session run the same command with a larger batch: at bf16 an H200 processes this 7M-parameter model at several million tokens/s, i.e. 1B+ tokens in 15 minutes.",
         "- Then size: with 1B+ tokens, a 30-60M-parameter model (d 512, 8-12 layers) fits the 40 MB limit in bf16/int8 and is still fast on a CPU with the exact context cache.",
         "- Data: the corpus is 58 MB; more pinned PyPI/npm packages (several GB of permissively licensed code are installable) would be needed before multi-epoch overfitting sets in at that scale.",
-        "- Signal per FLOP: the next-token loss on every prefix position already multiplies the supervised positions ~5x; a copy/pointer path for identifiers in the context is the next candidate (the model has not learned to copy yet).",
+        "- Signal per FLOP: the next-token loss on every prefix position already multiplies the supervised positions ~5x. The sampler now copies from the context at inference (`copy_weight`, docs/sampler.md: +10 points edit similarity on the dev set); a trained pointer head would let the model decide when to copy instead of a fixed mixture.",
         "",
         "## Licence",
         "",

@@ -1,0 +1,26 @@
+"""The model card is written from the run's records, including the learning-curve trend."""
+import json
+
+from engine.testing import make_tiny_model_dir
+from engine.training.model_card import _trend, render
+
+
+def _curve(n=12):
+    return [{"step": 100 * i, "tokens": 1_000_000 * i, "masked_ce": 5.0 - 0.1 * i, "masked_acc": 0.1, "ar_loss": 6.0 - 0.2 * i} for i in range(1, n + 1)]
+
+
+def test_trend_reads_the_slope_per_ten_million_tokens():
+    text = _trend(_curve())
+    assert "masked CE" in text and "-1.00 per 10M tokens" in text and "-2.00 per 10M tokens" in text
+    assert "too few" in _trend(_curve(3))
+
+
+def test_card_renders_from_a_run_directory(tmp_path):
+    model_dir = make_tiny_model_dir(tmp_path / "model")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "log.jsonl").write_text("".join(json.dumps({"validation": p}) + "\n" for p in _curve()))
+    eval_report = {"humaneval_single_line": {"engine": {"pass_at_1": 1.5, "exact_match": 1.0, "mean_ms": 100, "tokens_per_forward": 0.5, "tasks": 3}}}
+    card = render(model_dir, run, tmp_path / "no-corpus", eval_report, None)
+    assert "| 1200 | 12.0M |" in card  # the last validation point is in the table
+    assert "1.5%" in card and "per 10M tokens" in card
