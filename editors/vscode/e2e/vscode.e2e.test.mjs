@@ -311,8 +311,8 @@ test('a missing model directory: the message names infill.modelDir', async () =>
 });
 
 test('a server that keeps crashing is restarted, then reported with its exit code', async () => {
-  // Runs the real server but kills it after a few seconds, every time.
-  const crashy = script('crashy-infill', `timeout -s KILL 6 "${env.infill}" "$@"; exit 3`);
+  // Runs the real server but kills it two seconds after it is ready, every time.
+  const crashy = script('crashy-infill', `exec "${env.python}" "${join(here, 'crash_after_ready.py')}" 2 "${env.infill}" "$@"`);
   writeSettings(userSettings({ 'infill.server.path': crashy }));
   const text = await errorToast('exit code 3', 120_000);
   assert.match(text, /Restart/);
