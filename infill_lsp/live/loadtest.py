@@ -29,6 +29,8 @@ from typing import Any, Optional
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from infill_lsp.live.limits import Limits
+
 TERMINAL = ("result", "cancelled", "error")
 
 
@@ -79,11 +81,35 @@ def session_text(line: int) -> str:
     return "".join(f"# filler {i}\n" for i in range(line)) + "    \ndef tail():\n    return 0\n"
 
 
+class PacedConnection:
+    """A connection that keeps under the server's per-connection message rate, as a
+    well-behaved client must: when sessions get answers quickly (a tiny model), they would
+    otherwise send faster than the limit and be answered `rate_limited`."""
+
+    def __init__(self, ws: ClientConnection, per_second: float) -> None:
+        self._ws = ws
+        self._interval = 1.0 / per_second
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def send(self, message: str) -> None:
+        async with self._lock:
+            now = time.monotonic()
+            if now < self._next:
+                await asyncio.sleep(self._next - now)
+            self._next = max(now, self._next) + self._interval
+            await self._ws.send(message)
+
+
+CLIENT_RATE_SHARE = 0.75  # of the server's messages_per_second
+
+
 async def run_connection(url: str, token: str, names: list[tuple[str, int]], deadline: float, stats: Stats,
                          rng: random.Random, max_tokens: int) -> None:
     sessions = {name: SessionState(name, line, done=asyncio.Event()) for name, line in names}
-    async with connect(url, max_size=1 << 22, compression=None) as ws:
-        reader = asyncio.create_task(read_frames(ws, sessions, stats))
+    async with connect(url, max_size=1 << 22, compression=None) as raw_ws:
+        ws = PacedConnection(raw_ws, Limits.messages_per_second * CLIENT_RATE_SHARE)
+        reader = asyncio.create_task(read_frames(raw_ws, sessions, stats))
         for state in sessions.values():
             await ws.send(json.dumps({"type": "open", "session": state.name, "token": token, "protocol": 1,
                                       "text": session_text(state.line), "language": "python"}))
@@ -95,7 +121,7 @@ async def run_connection(url: str, token: str, names: list[tuple[str, int]], dea
         reader.cancel()
 
 
-async def drive_session(ws: ClientConnection, state: SessionState, deadline: float, stats: Stats,
+async def drive_session(ws: PacedConnection, state: SessionState, deadline: float, stats: Stats,
                         rng: random.Random, max_tokens: int) -> None:
     request_id = 0
     while time.monotonic() < deadline:
