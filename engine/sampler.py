@@ -104,11 +104,13 @@ class CanvasState:
             self.ids[pos] = token
 
 
-def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False) -> list[Proposal]:
+def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False, contiguous: bool = False) -> list[Proposal]:
     """Commits for this pass, most confident first (see module docstring, rules 2-3).
 
     probs: (N, V) probabilities for every canvas position. With `left_to_right` only the
-    first masked position may commit (one token per pass, in text order)."""
+    first masked position may commit (one token per pass, in text order). With
+    `contiguous` the first masked position always commits and the masked positions right
+    after it join while each is at least `threshold` sure: text order, several per pass."""
     tok = canvas.tok
     masked = canvas.masked_positions()
     if not masked:
@@ -117,6 +119,8 @@ def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_
     if left_to_right:
         masked = [first]
     conf, pred = probs.max(dim=-1)  # (N,), (N,)
+    if contiguous and not left_to_right:
+        return _contiguous_run(probs, canvas, conf, pred, threshold)
     eligible: list[Proposal] = []
     for pos in masked:
         token = int(pred[pos])
@@ -133,6 +137,26 @@ def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_
     eligible.sort(key=lambda p: -p.confidence)
     chosen = [p for p in eligible if p.confidence >= threshold]
     return chosen or eligible[:1]
+
+
+def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor, pred: torch.Tensor, threshold: float) -> list[Proposal]:
+    """The first masked position's best non-mask token, then each next masked position of
+    the same unbroken run while its best token is text (an EOM may only come first) and
+    at least `threshold` sure."""
+    tok = canvas.tok
+    masked = canvas.masked_positions()
+    first = masked[0]
+    row = probs[first].clone()
+    row[tok.mask_id] = 0
+    run = [Proposal(first, int(row.argmax()), float(row.max()))]
+    if run[0].token == tok.eom_id:
+        return run
+    for pos in masked[1:]:
+        token = int(pred[pos])
+        if pos != run[-1].position + 1 or token in (tok.eom_id, tok.mask_id) or float(conf[pos]) < threshold:
+            break
+        run.append(Proposal(pos, token, float(conf[pos])))
+    return sorted(run, key=lambda p: -p.confidence)
 
 
 def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, frozen: set[int]) -> list[Proposal]:
@@ -358,7 +382,7 @@ def denoise(
                 yield DenoiseStep(step, canvas.pieces(), changes, forwards, (time.perf_counter() - start) * 1000)
                 stop_reason = "end_of_middle"
                 break
-        proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right) if masked_before else []
+        proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous) if masked_before else []
         if proposals and settings.constrained and constraint is not None:
             accepted, vetoed = _constrained(proposals, probs, canvas, constraint, prefix_text, suffix_text)
             vetoed_total += vetoed

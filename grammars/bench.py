@@ -40,8 +40,9 @@ class SettingResult:
     suggested: int = 0  # tasks answered with a non-empty middle (an empty one is "no suggestion")
     suggested_valid: int = 0
     by_kind: dict = field(default_factory=dict)
+    invalid: list = field(default_factory=list)  # (task_id, middle) of splices that do not parse: where to look
 
-    def add(self, task: InfillTask, valid: bool, exact: bool, ms: float, constraint_ms: float, vetoed: int, suggested: bool = True) -> None:
+    def add(self, task: InfillTask, valid: bool, exact: bool, ms: float, constraint_ms: float, vetoed: int, suggested: bool = True, middle: str = "") -> None:
         self.tasks += 1
         self.parse_valid += valid
         self.suggested += suggested
@@ -54,6 +55,8 @@ class SettingResult:
         kind["tasks"] += 1
         kind["parse_valid"] += valid
         kind["exact"] += exact
+        if not valid:
+            self.invalid.append({"task": task.task_id, "middle": middle})
 
     def figures(self) -> dict:
         n = max(1, self.tasks)
@@ -72,6 +75,7 @@ class SettingResult:
             "constraint_share": round(constraint_ms / ms, 4) if ms else 0.0,
             "vetoed_commits": self.vetoed,
             "by_kind": self.by_kind,
+            "invalid": self.invalid[:50],
         }
 
 
@@ -102,6 +106,7 @@ def run_setting(engine: Any, tasks: Sequence[InfillTask], constrained: bool, **s
             constraint_ms=constraint_ms,
             vetoed=getattr(out, "vetoed", 0),
             suggested=bool(middle.strip()),
+            middle=middle,
         )
     return result
 

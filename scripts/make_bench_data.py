@@ -1,7 +1,7 @@
 """Cut the held-out single-line benchmark items from the corpus's validation split.
 
     python scripts/make_bench_data.py --corpus data/corpus --out engine/bench_data/heldout_lines.jsonl
-    python scripts/make_bench_data.py --seed 11 --python 60 --javascript 30 --exclude engine/bench_data/heldout_lines.jsonl \
+    python scripts/make_bench_data.py --seed 11 --python 240 --javascript 120 --exclude engine/bench_data/heldout_lines.jsonl \
         --out engine/bench_data/dev_lines.jsonl
 
 The dev set (seed 11) holds other lines of the same validation files; sampler knobs are

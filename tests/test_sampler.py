@@ -201,6 +201,23 @@ def test_left_to_right_commits_in_text_order(tok):
     assert committed == sorted(committed) and result.middle == tok.decode(target)
 
 
+def test_contiguous_commits_a_sure_run_from_the_first_masked_position(tok):
+    # Positions 2-4 are sure, but position 1 is not: the first pass commits only
+    # position 0 (always) — never the sure tokens beyond the unsure gap.
+    target = [20, 21, 22, 23, 24]
+    model = ScriptedModel(tok, target, confidence=[0.3, 0.3, 0.99, 0.99, 0.99, 0.99])
+    steps, result = _run(model, tok, contiguous=True, confidence_threshold=0.9, max_edit_passes=0)
+    first = [c.position for c in steps[0].changes if c.kind == "commit"]
+    assert first == [0]
+    # Pass two: position 1 (first masked, always) and the sure run after it, in one pass.
+    second = sorted(c.position for c in steps[1].changes if c.kind == "commit")
+    assert second == [1, 2, 3, 4]
+    assert result.middle == tok.decode(target)
+    # The confidence rule instead commits the sure positions ahead of the gap in pass one.
+    steps, _ = _run(model, tok, confidence_threshold=0.9, max_edit_passes=0)
+    assert {2, 3, 4} <= {c.position for c in steps[0].changes if c.kind == "commit"}
+
+
 def test_end_when_valid_stops_at_the_first_complete_middle(tok):
     target = [20, 21, 22, 23]
     short = tok.decode([20, 21])
@@ -218,7 +235,7 @@ def test_a_pass_always_makes_progress_even_when_the_model_prefers_the_mask(tok):
     # that refuses all text: every pass must still fill a position, so the run ends.
     model = ScriptedModel(tok, [tok.mask_id] * 8, confidence=[0.99] * 8)
     refuse_all = _TextConstraint(tok, bad={tok.piece(t) for t in range(tok.vocab_size)})
-    for settings in (SamplerSettings(max_tokens=8), SamplerSettings(max_tokens=8, left_to_right=True)):
+    for settings in (SamplerSettings(max_tokens=8), SamplerSettings(max_tokens=8, left_to_right=True), SamplerSettings(max_tokens=8, contiguous=True)):
         steps = []
         for step in denoise(model, tok, None, settings, constraint=refuse_all):
             steps.append(step)

@@ -26,6 +26,8 @@ GRID = {
     "edit_threshold": [0.7, 0.9, 0.99],
     "constrained": [False, True],
     "copy_weight": [0.0, 0.3, 0.6],
+    "left_to_right": [False, True],
+    "contiguous": [False, True],
     "context_tokens": [256, 1024],
     "suffix_tokens": [96, 256],
     "copy_context_tokens": [256, 2048],
@@ -66,7 +68,7 @@ def main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m engine.evaluation.sweep", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=None)
-    parser.add_argument("--limit", type=int, default=60)
+    parser.add_argument("--limit", type=int, default=60, help="first N dev items (the file holds 360)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--knobs", default=",".join(GRID), help="comma-separated knobs to sweep (default: all)")
     parser.add_argument("--markdown", type=Path, default=None, help="print an earlier sweep's JSON as a table and exit")
