@@ -7,7 +7,12 @@ One request runs `denoise()`, a generator that yields a DenoiseStep per forward 
    model.py).
 2. Each pass commits, among masked positions, every prediction whose probability is at
    least `confidence_threshold`, and always at least the most confident one
-   (Fast-dLLM's threshold rule), so a pass never stalls.
+   (Fast-dLLM's threshold rule), so a pass never stalls. With `contiguous` (the default)
+   the positions must form a run in text order: the first masked position always
+   commits, and the positions right after it join while each is that sure. On the dev
+   set this was as good as one token per pass and better than committing sure tokens
+   anywhere, which lets a small model fix a far token before the text leading to it
+   (docs/sampler.md).
 3. Length is found by the model: a canvas position may hold the end-of-middle token
    (EOM). An EOM may only be committed at the *first* masked position, i.e. when every
    position before it already holds text; it then closes the canvas (all later

@@ -26,8 +26,8 @@ class SamplerSettings:
     docs/sampler.md for the sweep and the command that reproduces it)."""
 
     max_tokens: int = 64  # most tokens the middle may have
-    block_size: int = 16  # canvas grows by this many masked positions at a time
-    confidence_threshold: float = 0.5  # commit every masked position at least this sure
+    block_size: int = 8  # canvas grows by this many masked positions at a time (a line is ~8 tokens)
+    confidence_threshold: float = 0.9  # commit every masked position at least this sure (with `contiguous`: each of the run)
     edit_threshold: float = 0.9  # rewrite a committed canvas token if the model is this sure of another
     max_edit_passes: int = 2  # bounded passes spent only on token-to-token edits
     temperature: float = 0.0  # 0 = greedy (deterministic)
@@ -38,7 +38,7 @@ class SamplerSettings:
     candidates: int = 2  # model candidates tried when the syntax check refuses a middle (1 = no retry)
     allow_end: bool = True  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
     left_to_right: bool = False  # commit only the first masked position each pass (the cautious candidate)
-    contiguous: bool = False  # commit in text order: the first masked position, then the next while sure (docs/sampler.md)
+    contiguous: bool = True  # commit in text order: the first masked position, then the next while sure (docs/sampler.md)
     copy_weight: float = 0.6  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
     copy_context_tokens: int = 2048  # prefix tokens the copy guess looks in (may exceed context_tokens)
     end_when_valid: bool = False  # with left_to_right and a constraint: stop at the first complete, valid middle

@@ -214,7 +214,7 @@ def test_contiguous_commits_a_sure_run_from_the_first_masked_position(tok):
     assert second == [1, 2, 3, 4]
     assert result.middle == tok.decode(target)
     # The confidence rule instead commits the sure positions ahead of the gap in pass one.
-    steps, _ = _run(model, tok, confidence_threshold=0.9, max_edit_passes=0)
+    steps, _ = _run(model, tok, contiguous=False, confidence_threshold=0.9, max_edit_passes=0)
     assert {2, 3, 4} <= {c.position for c in steps[0].changes if c.kind == "commit"}
 
 

@@ -52,7 +52,7 @@ def compute_loss(model: InfillTransformer, batch: Batch, device: torch.device) -
     masked = batch.masked.to(device)[canvas_rows]
     stats = {
         "canvas_loss": float(canvas_loss.detach()),
-        "masked_ce": float(ce[masked].mean()) if masked.any() else 0.0,
+        "masked_ce": float(ce[masked].detach().mean()) if masked.any() else 0.0,
         "masked_acc": float((logits[masked].argmax(-1) == targets[canvas_rows][masked]).float().mean()) if masked.any() else 0.0,
         "ar_loss": float(ar_loss.detach()),
     }
