@@ -30,7 +30,7 @@ lane_a() {
   $PY -m engine.cli eval humaneval --model "$OUT/int8" --modes engine --out "$OUT/eval_int8.json" --json > /dev/null
   step "A: humaneval int4"
   $PY -m engine.cli eval humaneval --model "$OUT/int4" --modes engine --out "$OUT/eval_int4.json" --json > /dev/null
-  step "A: sweep";        $PY -m engine.evaluation.sweep --limit 30 --out "$OUT/sweep.json"
+  step "A: sweep";        $PY -m engine.evaluation.sweep --limit 120 --knobs contiguous,left_to_right,confidence_threshold,block_size,copy_weight,constrained --out "$OUT/sweep.json"
   step "A: done"
 }
 lane_b() {
