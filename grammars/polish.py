@@ -17,6 +17,7 @@ MAX_TRIM_TRIES = 16
 def polish(window: Window, middle: str) -> str:
     if not middle:
         return middle
+    middle = drop_loop(middle)
     middle = fix_indentation(window, middle)
     middle = drop_repeated_suffix(window, middle)
     middle = dedupe_closers(window, middle)
@@ -125,6 +126,24 @@ def fix_indentation(window: Window, middle: str) -> str:
 
 
 # -- the suffix's text, not repeated ----------------------------------------------------------
+
+
+LOOP_PERIODS = 4  # longest block of lines (in lines) whose immediate repetition counts as a loop
+
+
+def drop_loop(middle: str) -> str:
+    """Cut the middle where it starts repeating the block of 1-4 lines just before.
+
+    Small models fall into copy loops (`"%d.%m.%Y",` three times, a class header again and
+    again until max_tokens); the first pass through is what the model meant. A block must
+    hold a few non-blank characters, so a run of `}` or blank lines is never a loop."""
+    lines = middle.split("\n")
+    for i in range(1, len(lines)):
+        for k in range(1, min(LOOP_PERIODS, i) + 1):
+            block = lines[i - k : i]
+            if lines[i : i + k] == block and sum(len(line.strip()) for line in block) >= 4:
+                return "\n".join(lines[:i]) + "\n"
+    return middle
 
 
 def drop_repeated_suffix(window: Window, middle: str) -> str:

@@ -119,6 +119,20 @@ def test_polish_leaves_a_correct_middle_alone():
     assert constraint.polish(prefix, middle, suffix) == middle
 
 
+def test_polish_cuts_a_copy_loop_after_its_first_pass():
+    python = grammars.constraint_for("python")
+    prefix, suffix = "FORMATS = [\n    \"%d\",\n", "]\n"
+    looped = '    "%d.%m.%Y",\n    "%d.%m.%Y",\n    "%d.%m.%Y",\n'
+    assert python.polish(prefix, looped, suffix) == '    "%d.%m.%Y",\n'
+    two_line_loop = "    a = 1\n    b = 2\n    a = 1\n    b = 2\n    a = 1\n"
+    assert python.polish("def f():\n", two_line_loop, "") == "    a = 1\n    b = 2\n"
+    # Repeated closers and blank lines are not loops; distinct lines are left alone.
+    javascript = grammars.constraint_for("javascript")
+    assert javascript.polish("function f() {\n  if (x) {\n    g();\n", "  }\n}\n", "") == "  }\n}\n"
+    distinct = "    x = 1\n    y = 2\n"
+    assert python.polish("def f():\n", distinct, "") == distinct
+
+
 def test_polish_removes_doubled_indentation_and_tabs_in_a_spaces_file():
     constraint = grammars.constraint_for("python")
     prefix = "def f(x):\n    y = x + 1\n    "
