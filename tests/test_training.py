@@ -75,3 +75,19 @@ def test_few_steps_lower_the_loss_and_resume_continues(tmp_path):
     assert train.main(common + ["--max-steps", "70", "--time-budget", "600", "--resume"]) == 0
     assert read_config(run / "model")["training"]["steps"] == 70
     assert any("step" in json.loads(l) for l in (run / "log.jsonl").read_text().splitlines())
+
+    # Each checkpoint kept a snapshot of its weights; averaging them is measured, not assumed.
+    from engine.training import average
+    from engine.training.snapshots import snapshot_paths
+
+    snaps = snapshot_paths(run)
+    assert [p.name for p in snaps] == ["step_000060.pt", "step_000070.pt"]
+    mean, steps = average.average_states(snaps)
+    a, b = (torch.load(p, weights_only=False)["model"] for p in snaps)
+    assert steps == [60, 70] and torch.allclose(mean["embed.weight"], (a["embed.weight"] + b["embed.weight"]) / 2)
+    assert average.main(["--run", str(run), "--corpus", str(corpus), "--last", "1"]) == 2  # one snapshot is no average
+    assert average.main(["--run", str(run), "--corpus", str(corpus), "--batches", "2", "--write"]) == 0
+    written = read_config(run / "model")["training"]
+    if "averaged_steps" in written:  # written only when the average scored better
+        assert written["averaged_steps"] == [60, 70]
+        assert torch.allclose(load_infill_model(run / "model", read_config(run / "model")).embed.weight, mean["embed.weight"])

@@ -33,6 +33,7 @@ from engine.modeldir import load_infill_model, read_config, save_model_dir
 from engine.tokenizer import Tokenizer
 from engine.training.corpus import read_split
 from engine.training.data import Batch, DataConfig, ExampleStream, collate, make_example
+from engine.training.snapshots import save_snapshot
 
 AR_LOSS_WEIGHT = 0.5
 
@@ -111,6 +112,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--max-steps", type=int, default=100_000)
     p.add_argument("--time-budget", type=float, default=3600.0, help="seconds of training for the LR schedule and the stop")
     p.add_argument("--checkpoint-minutes", type=float, default=5.0)
+    p.add_argument("--snapshots", type=int, default=4, help="keep the weights of the last N checkpoints for averaging (engine.training.average; 0 = none)")
     p.add_argument("--eval-every", type=int, default=100)
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -205,6 +207,8 @@ def main(argv: list[str]) -> int:
             "last_validation": history.get("last_validation"),
         }
         save_model_dir(model, tok_path, run / "model", {"training": training_info})
+        if args.snapshots > 0:
+            save_snapshot(run, model, step, tokens, keep=args.snapshots)
         print(f"train: checkpoint at step {step} -> {ckpt_path} and {run / 'model'}{' (final)' if final else ''}", flush=True)
 
     start = time.time()
@@ -232,10 +236,10 @@ def main(argv: list[str]) -> int:
             rate = window_tokens / (time.time() - window_start)
             window_tokens, window_start = 0, time.time()
             remaining = (1 - progress) * args.time_budget
-            line = {"step": step, "tokens": tokens, "lr": round(lr, 6), "loss": round(float(loss), 4), **{k: round(v, 4) for k, v in stats.items()}, "tok_s": round(rate), "elapsed": round(elapsed)}
+            line = {"step": step, "tokens": tokens, "lr": round(lr, 6), "loss": round(float(loss.detach()), 4), **{k: round(v, 4) for k, v in stats.items()}, "tok_s": round(rate), "elapsed": round(elapsed)}
             log.write(json.dumps(line) + "\n")
             log.flush()
-            print(f"step {step:6d} | loss {float(loss):.3f} | masked ce {stats['masked_ce']:.3f} acc {stats['masked_acc']:.2f} | ar {stats['ar_loss']:.3f} | lr {lr:.2e} | {rate:,.0f} tok/s | {tokens / 1e6:.1f}M tok | {progress * 100:.1f}% | ~{remaining / 60:.0f} min left", flush=True)
+            print(f"step {step:6d} | loss {float(loss.detach()):.3f} | masked ce {stats['masked_ce']:.3f} acc {stats['masked_acc']:.2f} | ar {stats['ar_loss']:.3f} | lr {lr:.2e} | {rate:,.0f} tok/s | {tokens / 1e6:.1f}M tok | {progress * 100:.1f}% | ~{remaining / 60:.0f} min left", flush=True)
         if step % args.eval_every == 0:
             v = evaluate(model, val, device, autocast)
             history["last_validation"] = {"step": step, "tokens": tokens, **{k: round(x, 4) for k, x in v.items()}}
