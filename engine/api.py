@@ -51,24 +51,30 @@ def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix:
     cut after a word or closing bracket (`x.size() > 0 and foo(` -> `x.size() > 0`).
     Cutting costs parses, not model passes; a first line that runs on past its statement
     is common, and the text before the break is often right. None when nothing non-empty
-    is acceptable (whitespace alone is not a suggestion)."""
+    is acceptable (whitespace or an empty comment alone is not a suggestion)."""
     polished = constraint.polish(prefix, middle, suffix)
-    if polished.strip() and constraint.accept_final(prefix, polished, suffix):
+    if shows_something(polished) and constraint.accept_final(prefix, polished, suffix):
         return polished
     tried = {polished}
     ends = [i + 1 for i, ch in enumerate(middle) if ch == "\n"]
     for end in reversed(ends):
         cut = constraint.polish(prefix, middle[:end], suffix)
-        if cut.strip() and cut not in tried and constraint.accept_final(prefix, cut, suffix):
+        if shows_something(cut) and cut not in tried and constraint.accept_final(prefix, cut, suffix):
             return cut
         tried.add(cut)
     first_line = middle[: ends[0]] if ends else middle
     for end in reversed(word_ends(first_line)[-MAX_WORD_CUTS:]):
         cut = constraint.polish(prefix, first_line[:end], suffix)
-        if cut.strip() and cut not in tried and constraint.accept_final(prefix, cut, suffix):
+        if shows_something(cut) and cut not in tried and constraint.accept_final(prefix, cut, suffix):
             return cut
         tried.add(cut)
     return None
+
+
+def shows_something(middle: str) -> bool:
+    """Whether a middle is worth showing: not whitespace alone, nor an empty comment
+    (`#`, `//`: the weakest candidate's fallback when it has nothing to say)."""
+    return bool(middle.strip().strip("#/").strip())
 
 
 def word_ends(line: str) -> list[int]:
