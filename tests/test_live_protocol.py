@@ -76,6 +76,16 @@ def test_max_tokens_is_capped_by_the_server_limit() -> None:
         p.parse_message(raw, max_request_tokens=32)
 
 
+def test_commit_order_and_copy_settings_are_accepted_and_type_checked() -> None:
+    def infill(settings: dict) -> str:
+        return json.dumps({"type": "infill", "session": "a", "id": 1, "range": rng(0, 0, 0, 0), "settings": settings})
+
+    ok = {"contiguous": False, "left_to_right": True, "copy_weight": 0.3}
+    assert p.parse_message(infill(ok)).settings == ok
+    for bad in ({"contiguous": 1}, {"left_to_right": "yes"}, {"copy_weight": 1.5}):
+        assert code_of(infill(bad)) == p.E_BAD_SETTINGS
+
+
 # -- documents -------------------------------------------------------------------------------
 
 def test_document_positions_count_utf16_units() -> None:

@@ -53,6 +53,9 @@ _SETTING_RULES: dict[str, tuple[type, float, float]] = {
     "max_edit_passes": (int, 0, 8),
     "temperature": (float, 0.0, 5.0),
     "constrained": (bool, 0, 1),
+    "contiguous": (bool, 0, 1),
+    "left_to_right": (bool, 0, 1),
+    "copy_weight": (float, 0.0, 1.0),
     "seed": (int, 0, 2**31 - 1),
 }
 
