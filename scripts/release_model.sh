@@ -17,6 +17,9 @@ export OMP_NUM_THREADS=1
 mkdir -p "$OUT"
 step() { echo "== $(date +%H:%M:%S) $*" >&2; }
 
+step "average the last checkpoints (kept only if better on validation)"
+$PY -m engine.training.average --run "$RUN" --write | tee "$OUT/average.json.txt" || echo "no checkpoint average (fewer than 2 snapshots)" >&2
+
 step publish
 $PY -m engine.training.publish "$RUN/model"
 rm -rf "$OUT/int8" "$OUT/int4"

@@ -24,3 +24,17 @@ def test_card_renders_from_a_run_directory(tmp_path):
     card = render(model_dir, run, tmp_path / "no-corpus", eval_report, None)
     assert "| 1200 | 12.0M |" in card  # the last validation point is in the table
     assert "1.5%" in card and "per 10M tokens" in card
+
+
+def test_card_says_when_the_weights_are_a_checkpoint_average(tmp_path):
+    model_dir = make_tiny_model_dir(tmp_path / "model")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "log.jsonl").write_text("".join(json.dumps({"validation": p}) + "\n" for p in _curve()))
+    assert "mean of the last" not in render(model_dir, run, tmp_path / "no-corpus", None, None)
+    config = json.loads((model_dir / "config.json").read_text())
+    config.setdefault("training", {}).update({"averaged_steps": [900, 1000],
+        "averaged_validation": {"average": {"masked_ce": 2.9}, "latest": {"masked_ce": 3.0}, "batches": 24}})
+    (model_dir / "config.json").write_text(json.dumps(config))
+    card = render(model_dir, run, tmp_path / "no-corpus", None, None)
+    assert "mean of the last 2 checkpoints (steps 900, 1,000)" in card and "2.900 vs 3.000" in card

@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
         model.load_state_dict(averaged)
         training = dict(config.get("training", {}))
         training["averaged_steps"] = steps
-        training["averaged_validation"] = report["average"]
+        training["averaged_validation"] = {"average": report["average"], "latest": report["latest"], "batches": args.batches}
         extra = {k: v for k, v in config.items() if k not in ("format", "model")} | {"training": training}
         save_model_dir(model, model_dir / TOKENIZER_FILE, model_dir, extra)
         print(f"wrote the average of steps {steps} to {model_dir}")

@@ -64,6 +64,16 @@ def _corpus_table(corpus: Path) -> str:
     return "\n".join(lines)
 
 
+def _averaging_lines(training: dict) -> list[str]:
+    """One line when the weights are a checkpoint average (engine/training/average.py)."""
+    steps = training.get("averaged_steps")
+    scores = training.get("averaged_validation", {})
+    if not steps or "average" not in scores:
+        return []
+    avg, last = scores["average"], scores.get("latest", {})
+    return [f"- Weights: the mean of the last {len(steps)} checkpoints (steps {', '.join(f'{s:,}' for s in steps)}), kept because it scored better on {scores.get('batches', '?')} validation batches: masked CE {avg['masked_ce']:.3f} vs {last.get('masked_ce', float('nan')):.3f} for the last checkpoint alone (`python -m engine.training.average`)."]
+
+
 def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, bench_report: dict | None) -> str:
     config = read_config(model_dir)
     training = config.get("training", {})
@@ -87,6 +97,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "",
         f"- Steps: {training.get('steps', 0):,}; tokens seen (all positions of all sequences): **{training.get('tokens_seen', 0) / 1e6:.1f}M**; hardware: {training.get('device', 'cpu')} ({'1-2 cores of a shared 2-core VM' if training.get('device', 'cpu') == 'cpu' else 'GPU'}); time: {hours:.2f} h.",
         "- Objective: masked diffusion on the canvas (cross-entropy on masked positions weighted 1/t, corrupted positions weight 1 so token-to-token edits are learned, clean positions 0.1) plus next-token loss on every prefix position (weight 0.5). Prefix and suffix are never noised.",
+        *_averaging_lines(training),
         f"- Data recipe: {json.dumps(training.get('data', {}))}",
         "- Optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak LR 1.5e-3, warm-up 3%, cosine to 10% over the time budget; batch 16 sequences; bf16 autocast.",
         "- Command: `infill train --run runs/main --heads 4 --time-budget 7200` (resumed with `--resume --threads 1`).",
