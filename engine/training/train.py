@@ -32,7 +32,7 @@ from engine.model import SEG_CANVAS, SEG_PREFIX, InfillTransformer, ModelConfig
 from engine.modeldir import load_infill_model, read_config, save_model_dir
 from engine.tokenizer import Tokenizer
 from engine.training.corpus import read_split
-from engine.training.data import Batch, DataConfig, ExampleStream, collate, make_example
+from engine.training.data import Batch, DataConfig, batch_source, collate, make_example
 from engine.training.snapshots import save_snapshot
 
 AR_LOSS_WEIGHT = 0.5
@@ -117,6 +117,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = all cores)")
+    p.add_argument("--data-workers", type=int, default=0, help="processes preparing batches ahead (GPU runs; 0 = in the training process)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--edit-fraction", type=float, default=0.1, help="share of next-edit examples in each batch")
     p.add_argument("--prefix-tokens", type=int, default=DataConfig.prefix_tokens)
@@ -174,7 +175,7 @@ def main(argv: list[str]) -> int:
     print(f"train: {model.num_parameters() / 1e6:.2f}M parameters, device {device}, threads {torch.get_num_threads()}", flush=True)
 
     train_docs = read_split(args.corpus, "train")
-    stream = ExampleStream(train_docs, tok, data_cfg, seed=args.seed + step, edit_fraction=args.edit_fraction)
+    batches = batch_source(train_docs, tok, data_cfg, seed=args.seed + step, edit_fraction=args.edit_fraction, batch_size=args.batch_size, workers=args.data_workers)
     torch.manual_seed(args.seed + step)
     val = validation_batches(tok, data_cfg, args.corpus, n_batches=6, batch_size=16)
     use_bf16 = True
@@ -222,7 +223,7 @@ def main(argv: list[str]) -> int:
         lr = lr_at(progress, args.lr, args.warmup)
         for group in opt.param_groups:
             group["lr"] = lr
-        batch = stream.batch(args.batch_size)
+        batch = next(batches)
         with autocast():
             loss, stats = compute_loss(model, batch, device)
         opt.zero_grad(set_to_none=True)
