@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# A prepared training run for a lent GPU: continue the embedded model from
+# engine/default_model for BUDGET seconds, then bring back the result in bf16.
+#
+#   here, once:   python scripts/gpu_pack.py          # gpu_pack/corpus.tar.gz (~12 MiB, git-ignored)
+#   device call:  run(command="bash scripts/gpu_train.sh 420", carry=["gpu_pack"], timeout_s=560)
+#   back here:    <files_at>/model is a model directory (the run's weights, or their
+#                 checkpoint average when that scored better). Measure and publish it:
+#                 cp -r <files_at>/model runs/gpu-model && python -m engine.training.publish runs/gpu-model
+#                 && bash scripts/release_model.sh   (or continue on the CPU with
+#                 infill train --run runs/next --init-from runs/gpu-model ...)
+#
+# What comes back ($OUT, at most 8 files): model/{model.safetensors,config.json,tokenizer.json},
+# train.log, log.jsonl, average.txt, gpu.txt. The device image has torch, tokenizers and
+# safetensors, which is all training needs (no tree-sitter: evaluation runs back here).
+set -uo pipefail
+BUDGET=${1:-420}
+BATCH=${BATCH:-256}
+LR=${LR:-1.5e-3}
+WORKERS=${WORKERS:-12}
+DEVICE=${DEVICE:-cuda}   # DEVICE=cpu BATCH=8 WORKERS=1 bash scripts/gpu_train.sh 20: a dry run here
+OUT=${OUT:-/tmp/infill_gpu_out}
+WORK=/tmp/infill_gpu
+PY=${PYTHON:-python3}
+mkdir -p "$OUT" "$WORK"
+export PYTHONUNBUFFERED=1
+
+{ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm --format=csv; } > "$OUT/gpu.txt"; cat "$OUT/gpu.txt"
+$PY -c "import torch, tokenizers, safetensors; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'tokenizers', tokenizers.__version__)" | tee -a "$OUT/gpu.txt" || exit 3
+tar -xzf gpu_pack/corpus.tar.gz -C "$WORK" || { echo "no gpu_pack/corpus.tar.gz: run scripts/gpu_pack.py here and carry gpu_pack"; exit 2; }
+
+# A fresh optimizer on the shipped weights: warm up again, then a cosine over the budget.
+$PY -m engine.training.train --run "$WORK/run" --corpus "$WORK/corpus" \
+    --init-from engine/default_model --tokenizer engine/default_model/tokenizer.json \
+    --device "$DEVICE" --batch-size "$BATCH" --lr "$LR" --warmup 0.05 --time-budget "$BUDGET" \
+    --data-workers "$WORKERS" --checkpoint-minutes 1.5 --snapshots 4 --eval-every 250 --log-every 100 \
+    --edit-fraction 0.1 > "$OUT/train.log" 2>&1
+status=$?
+grep -E "^train:|^validation" "$OUT/train.log" | tail -25
+tail -3 "$OUT/train.log"
+[ -f "$WORK/run/model/config.json" ] || { echo "training wrote no model (exit $status)"; exit 1; }
+$PY -m engine.training.average --run "$WORK/run" --corpus "$WORK/corpus" --write > "$OUT/average.txt" 2>&1; tail -4 "$OUT/average.txt"
+$PY -m engine.training.publish "$WORK/run/model" --out "$OUT/model"
+cp "$WORK/run/log.jsonl" "$OUT/"
+exit $status
