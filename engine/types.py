@@ -29,7 +29,7 @@ class SamplerSettings:
     block_size: int = 8  # canvas grows by this many masked positions at a time (a line is ~8 tokens)
     confidence_threshold: float = 0.9  # commit every masked position at least this sure (with `contiguous`: each of the run)
     edit_threshold: float = 0.9  # rewrite a committed canvas token if the model is this sure of another
-    max_edit_passes: int = 2  # bounded passes spent only on token-to-token edits
+    max_edit_passes: int = 0  # extra passes spent only on token-to-token edits once the middle is closed (edits also happen during every pass)
     temperature: float = 0.0  # 0 = greedy (deterministic)
     constrained: bool = True  # let the syntax constraint veto commits (when one exists)
     context_tokens: int = 1024  # most prefix tokens given to the model (infill's own models: the trained window)

@@ -52,7 +52,7 @@ def _run(model, tok, **settings):
 def test_commits_at_least_one_token_per_pass_and_stops_at_end_of_middle(tok):
     target = [20, 21, 22, 23, 24]
     model = ScriptedModel(tok, target, confidence=[0.3] * 5 + [0.3])  # nothing passes the threshold
-    steps, result = _run(model, tok, confidence_threshold=0.9, block_size=16, max_tokens=64)
+    steps, result = _run(model, tok, confidence_threshold=0.9, block_size=16, max_tokens=64, max_edit_passes=2)
     assert result.stop_reason == "end_of_middle"
     assert result.middle == tok.decode(target)
     assert result.tokens == len(target)
