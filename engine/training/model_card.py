@@ -100,7 +100,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         *_averaging_lines(training),
         f"- Data recipe: {json.dumps(training.get('data', {}))}",
         "- Optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak LR 1.5e-3, warm-up 3%, cosine to 10% over the time budget; batch 16 sequences; bf16 autocast.",
-        "- Command: `infill train --run runs/main --heads 4 --time-budget 7200` (resumed with `--resume --threads 1`).",
+        "- Command: `infill train --run runs/main --heads 4 --time-budget 7200`, then resumed each session with `infill train --run runs/main --resume --threads 2 --time-budget <seconds so far + new seconds>` (the cosine restarts from where the longer budget puts it; `--threads 1` while evaluations share the cores).",
         "",
         "## Corpus",
         "",
