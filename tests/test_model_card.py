@@ -38,3 +38,16 @@ def test_card_says_when_the_weights_are_a_checkpoint_average(tmp_path):
     (model_dir / "config.json").write_text(json.dumps(config))
     card = render(model_dir, run, tmp_path / "no-corpus", None, None)
     assert "mean of the last 2 checkpoints (steps 900, 1,000)" in card and "2.900 vs 3.000" in card
+
+
+def test_card_curve_stops_at_the_published_step(tmp_path):
+    # The run went on training after the model was published: later points are not its.
+    model_dir = make_tiny_model_dir(tmp_path / "model")
+    config = json.loads((model_dir / "config.json").read_text())
+    config.setdefault("training", {})["steps"] = 800
+    (model_dir / "config.json").write_text(json.dumps(config))
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "log.jsonl").write_text("".join(json.dumps({"validation": p}) + "\n" for p in _curve()))
+    card = render(model_dir, run, tmp_path / "no-corpus", None, None)
+    assert "| 800 | 8.0M |" in card and "| 900 |" not in card

@@ -80,6 +80,8 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
     cfg = ModelConfig.from_dict(config["model"])
     params = InfillTransformer(cfg).num_parameters()
     curve = _validation_curve(run / "log.jsonl")
+    if training.get("steps"):  # a run resumed after publishing logs on: show the published model's curve
+        curve = [p for p in curve if p["step"] <= training["steps"]]
     summary = json.loads((corpus / "summary.json").read_text()) if (corpus / "summary.json").exists() else {}
     hours = training.get("train_seconds", 0) / 3600
     out = [
