@@ -39,7 +39,7 @@ class SamplerSettings:
     allow_end: bool = True  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
     left_to_right: bool = False  # commit only the first masked position each pass (the cautious candidate)
     contiguous: bool = True  # commit in text order: the first masked position, then the next while sure (docs/sampler.md)
-    copy_weight: float = 0.6  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
+    copy_weight: float = 0.3  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
     copy_context_tokens: int = 2048  # prefix tokens the copy guess looks in (may exceed context_tokens)
     end_when_valid: bool = False  # with left_to_right and a constraint: stop at the first complete, valid middle
 
