@@ -135,13 +135,17 @@ def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_
             continue
         eligible.append(Proposal(pos, token, float(conf[pos])))
     if not eligible:
-        # The first masked position is always eligible for its best non-mask token.
-        row = probs[first].clone()
-        row[tok.mask_id] = 0
-        eligible = [Proposal(first, int(row.argmax()), float(row.max()))]
+        eligible = [_best_text(probs, first, tok.mask_id)]  # the first masked position is always eligible
     eligible.sort(key=lambda p: -p.confidence)
     chosen = [p for p in eligible if p.confidence >= threshold]
     return chosen or eligible[:1]
+
+
+def _best_text(probs: torch.Tensor, position: int, mask_id: int) -> Proposal:
+    """The position's most likely token other than the mask itself."""
+    row = probs[position].clone()
+    row[mask_id] = 0
+    return Proposal(position, int(row.argmax()), float(row.max()))
 
 
 def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor, pred: torch.Tensor, threshold: float) -> list[Proposal]:
@@ -150,10 +154,7 @@ def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor
     at least `threshold` sure."""
     tok = canvas.tok
     masked = canvas.masked_positions()
-    first = masked[0]
-    row = probs[first].clone()
-    row[tok.mask_id] = 0
-    run = [Proposal(first, int(row.argmax()), float(row.max()))]
+    run = [_best_text(probs, masked[0], tok.mask_id)]
     if run[0].token == tok.eom_id:
         return run
     for pos in masked[1:]:
