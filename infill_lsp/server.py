@@ -25,8 +25,8 @@ from .config import LspSettings, check_sampler_overrides, parse_settings
 from .documents import DocumentStore, UnknownDocument
 from .edit_history import EditHistory
 from .engine_host import EngineHost, EngineUnavailable
-from .protocol import InfillProtocol
-from .stats import Stats
+from .lsp_protocol import InfillProtocol
+from .usage_stats import Stats
 
 __version__ = "0.1.0"
 log = logging.getLogger("infill_lsp")
