@@ -5,7 +5,9 @@
     for step in eng.stream(prefix, suffix): ...
 
 Requests are serialized by a lock (one model, one forward at a time); the context cache
-of the previous request is kept so that a keystroke re-encodes only what changed.
+of the previous request is kept so that a keystroke re-encodes only what changed. Which
+text the model sees is decided here, from the model's trained window (engine/window.py):
+front ends pass the whole text around the cursor, and context from other files apart.
 """
 from __future__ import annotations
 
@@ -18,15 +20,15 @@ from typing import Any, Iterator, Optional
 import torch
 
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
+from engine.next_edit.suggest import NextEditResult, next_edit
 from engine.sampler import denoise, run_to_end
 from engine.tokenizer import Tokenizer
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
+from engine.window import ContextWindow, context_window, prefix_tail
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
-CHARS_PER_TOKEN_BUDGET = 3.4  # measured on the corpus's validation split (chars per token)
-CUT_GRID = 256
-SMALL_MODEL_PARAMETERS = 50_000_000  # the prefix window's left edge moves in steps of this many chars (cache reuse)
+SMALL_MODEL_PARAMETERS = 50_000_000  # below this many parameters one torch thread is as fast as two
 
 
 def _constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
@@ -91,28 +93,6 @@ def word_ends(line: str) -> list[int]:
     return ends
 
 
-def prefix_window(prefix: str, max_tokens: int) -> str:
-    """The tail of the prefix given to the model, cut at a line start.
-
-    The cut moves in steps of CUT_GRID chars, so while the user types the window's left
-    edge stays put and the cached keys/values of the prefix stay valid."""
-    budget = int(max_tokens * CHARS_PER_TOKEN_BUDGET)
-    if len(prefix) <= budget:
-        return prefix
-    target = len(prefix) - budget
-    target = (target // CUT_GRID + 1) * CUT_GRID
-    line_start = prefix.find("\n", target)
-    return prefix[line_start + 1 :] if line_start != -1 else prefix[target:]
-
-
-def suffix_window(suffix: str, max_tokens: int) -> str:
-    budget = int(max_tokens * CHARS_PER_TOKEN_BUDGET)
-    if len(suffix) <= budget:
-        return suffix
-    line_end = suffix.rfind("\n", 0, budget)
-    return suffix[: line_end + 1] if line_end > 0 else suffix[:budget]
-
-
 class Engine:
     def __init__(self, model: DenoisingModel, tokenizer: Tokenizer, *, model_dir: Optional[Path] = None, name: str = "infill", info: Optional[dict[str, Any]] = None, device: str = "cpu"):
         self.model = model
@@ -136,15 +116,24 @@ class Engine:
         if "\x00" in prefix[-4096:] or "\x00" in suffix[:4096]:
             raise InfillError("input looks binary (NUL bytes near the cursor); refusing to complete it")
 
-    def _tokens(self, prefix: str, suffix: str, settings: SamplerSettings) -> tuple[list[int], list[int], str, str]:
+    def window(self, prefix: str, suffix: str, cross_file: str = "", settings: Optional[SamplerSettings] = None) -> ContextWindow:
+        """The text around the cursor the model sees (engine/window.py decides)."""
+        cfg = settings or self.settings
+        return context_window(prefix, suffix, prefix_tokens=cfg.context_tokens, suffix_tokens=cfg.suffix_tokens, cross_file=cross_file, cross_file_share=cfg.cross_file_share)
+
+    def context_ids(self, prefix: str, suffix: str, cross_file: str = "", settings: Optional[SamplerSettings] = None) -> tuple[list[int], list[int]]:
+        """(prefix ids, suffix ids) of the window, as the model reads them: BOS (when the
+        tokenizer has one), the cross-file context, then the tail of the prefix."""
+        cfg = settings or self.settings
         tok = self.tokenizer
-        p_text = prefix_window(prefix, settings.context_tokens)
-        s_text = suffix_window(suffix, settings.suffix_tokens)
-        prefix_ids = tok.encode(p_text)[-max(0, settings.context_tokens - 1) :] if settings.context_tokens > 1 else []
+        window = self.window(prefix, suffix, cross_file, cfg)
+        room = max(0, cfg.context_tokens - 1)
+        cross_ids = tok.encode(window.cross_file)[: int(room * cfg.cross_file_share)] if window.cross_file else []
+        keep = room - len(cross_ids)
+        prefix_ids = cross_ids + (tok.encode(window.prefix)[-keep:] if keep > 0 else [])
         if tok.bos_id is not None:
             prefix_ids = [tok.bos_id] + prefix_ids
-        suffix_ids = tok.encode(s_text)[: settings.suffix_tokens]
-        return prefix_ids, suffix_ids, p_text, s_text
+        return prefix_ids, tok.encode(window.suffix)[: cfg.suffix_tokens]
 
     def _copy_source(self, prefix: str, prefix_ids: list[int], settings: SamplerSettings) -> list[int]:
         """The tokens the copy rule looks in: a longer stretch of the prefix than the
@@ -154,10 +143,14 @@ class Engine:
             return []
         if settings.copy_context_tokens <= settings.context_tokens:
             return prefix_ids
-        return self.tokenizer.encode(prefix_window(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
+        return self.tokenizer.encode(prefix_tail(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
 
-    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> Iterator[DenoiseStep]:
+    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", **settings: Any) -> Iterator[DenoiseStep]:
         """Yield every denoising step; the last one carries the InfillResult.
+
+        `prefix` and `suffix` may be the whole text around the cursor and `cross_file`
+        context from other files (comment lines): the engine cuts the window (`window`).
+        Settings are SamplerSettings knobs, validated by its schema (SettingsError).
 
         Candidates: if the syntax constraint's final check refuses a middle (and every cut
         of it, see accepted_cut), the canvas is denoised again left to right, one token
@@ -165,12 +158,10 @@ class Engine:
         the result is an empty middle."""
         self._check(prefix, suffix)
         cfg = self.settings.replace(**settings)
-        if cfg.max_tokens < 0 or cfg.block_size < 1 or not (0.0 <= cfg.confidence_threshold <= 1.0):
-            raise InfillError("max_tokens must be >= 0, block_size >= 1 and confidence_threshold in [0, 1]")
         constraint = _constraint_for(language) if cfg.constrained else None
         with self._lock:
             start = time.perf_counter()
-            prefix_ids, suffix_ids, _, _ = self._tokens(prefix, suffix, cfg)
+            prefix_ids, suffix_ids = self.context_ids(prefix, suffix, cross_file, cfg)
             copy_source = self._copy_source(prefix, prefix_ids, cfg)
             context, reused = self._encode(prefix_ids, suffix_ids)
             forwards = 1 if reused < len(prefix_ids) + len(suffix_ids) else 0
@@ -216,8 +207,21 @@ class Engine:
                 result.tokens = min(result.tokens, len(self.tokenizer.encode(result.middle))) if result.middle else 0
             yield DenoiseStep(final.step if final else 0, final.canvas if final else [], [], result.forwards, result.ms, result=result)
 
-    def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> InfillResult:
-        return run_to_end(self.stream(prefix, suffix, language, cancel, **settings))
+    def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", **settings: Any) -> InfillResult:
+        """The finished middle (`stream` to its end)."""
+        return run_to_end(self.stream(prefix, suffix, language, cancel, cross_file=cross_file, **settings))
+
+    def next_edit(self, document: str, cursor: Any, history: Any = None, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **limits: Any) -> NextEditResult:
+        """Suggested edits near `cursor` from the user's recent edits (engine/next_edit/),
+        serialized with infill requests (one model, one forward at a time)."""
+        with self._lock:
+            return next_edit(self, document, cursor, history, language=language, cancel=cancel, **limits)
+
+    def forget_context(self) -> None:
+        """Drop the cached context: the next request encodes its context from scratch
+        (benchmarks time cold requests this way)."""
+        with self._lock:
+            self._context_cache = None
 
     def _encode(self, prefix_ids: list[int], suffix_ids: list[int]) -> tuple[object, int]:
         """Encode the context, reusing the previous request's cache where exact.
