@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Generator, Iterator, Optional
 
 import torch
 
+import grammars
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
 from engine.next_edit.suggest import NextEditResult, next_edit
 from engine.sampler import denoise, run_to_end
@@ -31,17 +32,13 @@ MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + s
 SMALL_MODEL_PARAMETERS = 50_000_000  # below this many parameters one torch thread is as fast as two
 
 
-def _constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
+def constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
+    """The syntax constraint of a language: None for no language or one without a
+    grammar. A failure to build one (a grammar bug, a broken grammar wheel) is raised,
+    not hidden: commits silently left unconstrained are how such bugs go unnoticed."""
     if not language:
         return None
-    try:
-        import grammars
-    except ImportError:  # grammars is part of the package; this guards partial installs
-        return None
-    try:
-        return grammars.constraint_for(language)
-    except Exception:
-        return None
+    return grammars.constraint_for(language)
 
 
 MAX_WORD_CUTS = 16  # mid-line cuts tried (longest first) when no whole-line form is accepted
@@ -91,6 +88,31 @@ def word_ends(line: str) -> list[int]:
         if (word(before) and not word(after)) or (before in ")]}\"'`" and after != before):
             ends.append(i)
     return ends
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What every candidate of one request shares."""
+
+    context: object  # the encoded context (the model's cache)
+    prefix: str  # the whole text before the cursor (the syntax check and the copy rule read it)
+    suffix: str
+    constraint: Optional[SyntaxConstraint]
+    cancel: Optional[threading.Event]
+    start: float  # perf_counter() at the request's start
+    copy_source: list[int]
+
+
+def _passes(steps: Iterator[DenoiseStep]) -> Generator[DenoiseStep, None, DenoiseStep]:
+    """Yield a denoise run's passes; return its final step (the one with the result)."""
+    final: Optional[DenoiseStep] = None
+    for step in steps:
+        if step.result is None:
+            yield step
+        else:
+            final = step
+    assert final is not None
+    return final
 
 
 class Engine:
@@ -151,61 +173,58 @@ class Engine:
         `prefix` and `suffix` may be the whole text around the cursor and `cross_file`
         context from other files (comment lines): the engine cuts the window (`window`).
         Settings are SamplerSettings knobs, validated by its schema (SettingsError).
-
-        Candidates: if the syntax constraint's final check refuses a middle (and every cut
-        of it, see accepted_cut), the canvas is denoised again left to right, one token
-        per pass, stopping at the first complete, valid middle; if that is refused too
-        the result is an empty middle."""
+        With a syntax constraint, a middle the final check refuses is written again by
+        the next model candidate (`_candidates`)."""
         self._check(prefix, suffix)
         cfg = self.settings.replace(**settings)
-        constraint = _constraint_for(language) if cfg.constrained else None
+        constraint = constraint_for(language) if cfg.constrained else None
         with self._lock:
             start = time.perf_counter()
             prefix_ids, suffix_ids = self.context_ids(prefix, suffix, cross_file, cfg)
-            copy_source = self._copy_source(prefix, prefix_ids, cfg)
             context, reused = self._encode(prefix_ids, suffix_ids)
-            forwards = 1 if reused < len(prefix_ids) + len(suffix_ids) else 0
-            # Model candidates: the request's settings, then a last resort written left to
-            # right that ends at the first complete, valid middle the model proposes (often
-            # one identifier for a condition): a short answer rather than none. A plain
-            # left-to-right candidate in between was measured: it rescued 2 of 21 refused
-            # middles and cost 40% more time per infill (docs/grammars.md).
-            schedule = [cfg] if constraint is None else [
-                cfg,
-                cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0),
-            ][: max(1, cfg.candidates)]
-            result: Optional[InfillResult] = None
-            final: Optional[DenoiseStep] = None
-            sampled_middle = ""
-            attempt = 0
-            for attempt, attempt_cfg in enumerate(schedule, start=1):
-                for step in denoise(self.model, self.tokenizer, context, attempt_cfg, constraint=constraint, prefix_text=prefix, suffix_text=suffix, cancel=cancel, start_time=start, forwards_before=forwards, device=self.device, copy_source=copy_source):
-                    if step.result is None:
-                        yield step
-                    else:
-                        final = step
-                assert final is not None and final.result is not None
-                result = final.result
-                sampled_middle = result.middle
-                forwards = result.forwards
-                if result.stop_reason == "cancelled" or constraint is None:
-                    break
-                accepted = accepted_cut(constraint, prefix, result.middle, suffix)
-                if accepted is not None:
-                    result.middle = accepted
-                    break
-                result.vetoed += 1
-            else:
-                assert result is not None
-                result.middle = ""
-                result.stop_reason = "rejected"
+            request = _Request(context, prefix, suffix, constraint, cancel, start, self._copy_source(prefix, prefix_ids, cfg))
+            forwards = 1 if reused < len(prefix_ids) + len(suffix_ids) else 0  # the context pass
+            final = yield from self._candidates(request, cfg, forwards)
+            result = final.result
             assert result is not None
-            result.candidates_tried = attempt
             result.cached_context_tokens = reused
             result.ms = (time.perf_counter() - start) * 1000
-            if result.middle != sampled_middle:  # the syntax check cut or polished it: count what is returned
-                result.tokens = min(result.tokens, len(self.tokenizer.encode(result.middle))) if result.middle else 0
-            yield DenoiseStep(final.step if final else 0, final.canvas if final else [], [], result.forwards, result.ms, result=result)
+            yield DenoiseStep(final.step, final.canvas, [], result.forwards, result.ms, result=result)
+
+    def _candidates(self, request: "_Request", cfg: SamplerSettings, forwards: int) -> Generator[DenoiseStep, None, DenoiseStep]:
+        """Denoise the request's candidates in turn, yielding each pass; returns the final
+        step, its result holding the accepted middle (or "" with stop_reason "rejected").
+
+        Candidates: the request's settings, then a last resort written left to right that
+        ends at the first complete, valid middle the model proposes (often one identifier
+        for a condition): a short answer rather than none. A plain left-to-right candidate
+        in between was measured: it rescued 2 of 21 refused middles and cost 40% more time
+        per infill (docs/grammars.md)."""
+        last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
+        schedule = [cfg] if request.constraint is None else [cfg, last_resort][: max(1, cfg.candidates)]
+        for attempt, attempt_cfg in enumerate(schedule, start=1):
+            final = yield from _passes(denoise(self.model, self.tokenizer, request.context, attempt_cfg, constraint=request.constraint, prefix_text=request.prefix, suffix_text=request.suffix, cancel=request.cancel, start_time=request.start, forwards_before=forwards, device=self.device, copy_source=request.copy_source))
+            result = final.result
+            assert result is not None
+            result.candidates_tried = attempt
+            forwards = result.forwards
+            if result.stop_reason == "cancelled" or request.constraint is None:
+                return final
+            accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
+            if accepted is not None:
+                self._set_middle(result, accepted)
+                return final
+            result.vetoed += 1
+        self._set_middle(result, "")
+        result.stop_reason = "rejected"
+        return final
+
+    def _set_middle(self, result: InfillResult, middle: str) -> None:
+        """Replace a sampled middle with what the syntax check accepted (a cut or a polish,
+        or nothing), counting the tokens returned."""
+        if middle != result.middle:
+            result.tokens = min(result.tokens, len(self.tokenizer.encode(middle))) if middle else 0
+        result.middle = middle
 
     def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", **settings: Any) -> InfillResult:
         """The finished middle (`stream` to its end)."""
@@ -246,6 +265,28 @@ def _is_infill_dir(config: dict[str, Any]) -> bool:
     return config.get("format") == "infill" or "model" in config and isinstance(config.get("model"), dict)
 
 
+def _load_infill_dir(path: Path, config: dict[str, Any], device: str, threads: Optional[int]) -> Engine:
+    """An Engine over one of infill's own model directories, with the sampler windows the
+    model was trained on."""
+    tokenizer = load_tokenizer(path)
+    model = load_infill_model(path, config, device=device)
+    if tokenizer.vocab_size > model.cfg.vocab_size:
+        raise InfillError(f"{path}: tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.vocab_size}")
+    info = {"parameters": model.num_parameters(), "training": config.get("training", {}), "quantization": config.get("quantization")}
+    name = config.get("name") or ("infill-default" if path == DEFAULT_MODEL_DIR else path.name)
+    _set_threads(threads, model.num_parameters())
+    engine = Engine(model, tokenizer, model_dir=path, name=name, info=info, device=device)
+    # The context windows the model was trained on: longer ones were measured to be
+    # slower and no better (docs/sampler.md); a model dir's "sampler" entry overrides.
+    data = config.get("training", {}).get("data", {})
+    trained = {"context_tokens": data.get("prefix_tokens"), "suffix_tokens": data.get("suffix_tokens")}
+    engine.settings = engine.settings.replace(**{k: v for k, v in trained.items() if isinstance(v, int) and v > 0})
+    defaults = config.get("sampler")
+    if isinstance(defaults, dict):
+        engine.settings = engine.settings.replace(**defaults)
+    return engine
+
+
 def _set_threads(threads: Optional[int], parameters: int) -> None:
     """A canvas pass of a small model is a few small matmuls: one thread is as fast as
     two and never suffers OpenMP oversubscription when the editor, the server and
@@ -277,23 +318,7 @@ def load(
         raise InfillError(f"device {device!r} requested but no CUDA GPU is available; use --device cpu")
     config = read_config(path)
     if _is_infill_dir(config):
-        tokenizer = load_tokenizer(path)
-        model = load_infill_model(path, config, device=device)
-        if tokenizer.vocab_size > model.cfg.vocab_size:
-            raise InfillError(f"{path}: tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.vocab_size}")
-        info = {"parameters": model.num_parameters(), "training": config.get("training", {}), "quantization": config.get("quantization")}
-        name = config.get("name") or ("infill-default" if path == DEFAULT_MODEL_DIR else path.name)
-        _set_threads(threads, model.num_parameters())
-        engine = Engine(model, tokenizer, model_dir=path, name=name, info=info, device=device)
-        # The context windows the model was trained on: longer ones were measured to be
-        # slower and no better (docs/sampler.md); a model dir's "sampler" entry overrides.
-        data = config.get("training", {}).get("data", {})
-        trained = {"context_tokens": data.get("prefix_tokens"), "suffix_tokens": data.get("suffix_tokens")}
-        engine.settings = engine.settings.replace(**{k: v for k, v in trained.items() if isinstance(v, int) and v > 0})
-        defaults = config.get("sampler")
-        if isinstance(defaults, dict):
-            engine.settings = engine.settings.replace(**defaults)
-        return engine
+        return _load_infill_dir(path, config, device, threads)
     from engine import families
 
     model, tokenizer, info = families.load_family_model(path, device=device, dtype=dtype, quantization=quantization, cache_policy=cache_policy)

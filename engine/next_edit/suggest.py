@@ -21,7 +21,8 @@ Mechanism (chosen by measurement, see docs/next-edit.md):
   exact match on added arguments and added 10% false edits (docs/next-edit.md).
 * mode "model": the whole window is the canvas, initialised with its current tokens;
   one pass, and every token the model would rewrite with probability >= edit_threshold
-  is rewritten (the sampler's token-to-token edits). No history rules at all.
+  is rewritten (the sampler's token-to-token edit rule, engine.sampler.rewrites). No
+  history rules at all.
 * mode "replay": the history proposals with their priors, no model.
 """
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 import torch
 
 from engine.next_edit.replay import Pattern, Proposal, changed_region, patterns_from, replay
+from engine.sampler import rewrites
 from engine.text import NEWLINE, UTF32, TextIndex
 from engine.types import InfillError, check_knobs, knob
 
@@ -317,17 +319,13 @@ def _model_edits(eng: Any, document: str, history: list[HistoryEntry], window: t
     cache = model.encode_context(prefix, suffix)
     canvas = torch.tensor([window_ids], dtype=torch.long, device=getattr(eng, "device", "cpu"))
     probs = torch.softmax(model.canvas_logits(cache, canvas)[0].float(), dim=-1).cpu()
-    conf, pred = probs.max(dim=-1)
     new_ids = list(window_ids)
-    sure = []
-    for i, current in enumerate(window_ids):
-        token = int(pred[i])
-        if token != current and token not in tok.special_ids and float(conf[i]) >= limits.edit_threshold:
-            new_ids[i] = token
-            sure.append(float(conf[i]))
+    sure = rewrites(probs, window_ids, limits.edit_threshold, tok.special_ids)  # the sampler's edit rule
+    for p in sure:
+        new_ids[p.position] = p.token
     if not sure:
         return [], 2
-    return _diff_edits(document, lo, document[lo:hi], tok.decode(new_ids), min(sure)), 2
+    return _diff_edits(document, lo, document[lo:hi], tok.decode(new_ids), min(p.confidence for p in sure)), 2
 
 
 def _diff_edits(document: str, lo: int, old: str, new: str, confidence: float) -> list[SuggestedEdit]:
