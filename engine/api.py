@@ -15,14 +15,14 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Generator, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import torch
 
 import grammars
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
 from engine.next_edit.suggest import NextEditResult, next_edit
-from engine.sampler import denoise, run_to_end
+from engine.sampler import Denoising, run_to_end
 from engine.tokenizer import Tokenizer
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
 from engine.window import ContextWindow, context_window, prefix_tail
@@ -103,16 +103,66 @@ class _Request:
     copy_source: list[int]
 
 
-def _passes(steps: Iterator[DenoiseStep]) -> Generator[DenoiseStep, None, DenoiseStep]:
-    """Yield a denoise run's passes; return its final step (the one with the result)."""
-    final: Optional[DenoiseStep] = None
-    for step in steps:
-        if step.result is None:
-            yield step
-        else:
-            final = step
-    assert final is not None
-    return final
+class InfillRun:
+    """One request's denoising inside the engine: its model candidates in turn, each a
+    sampler `Denoising`. It hands out one canvas at a time (`canvas_ids`) and takes the
+    model's logits for it (`advance`), so the forward pass stays with the caller:
+    Engine.stream drives one run; a batching worker can drive several with one forward.
+
+    Candidates: the request's settings, then a last resort written left to right that
+    ends at the first complete, valid middle the model proposes (often one identifier for
+    a condition): a short answer rather than none. A plain left-to-right candidate in
+    between was measured: it rescued 2 of 21 refused middles and cost 40% more time per
+    infill (docs/grammars.md). A middle the final check refuses (and every cut of it, see
+    accepted_cut) goes to the next candidate; after the last, the answer is empty."""
+
+    def __init__(self, engine: "Engine", request: _Request, cfg: SamplerSettings, forwards: int) -> None:
+        self.engine = engine
+        self.request = request
+        last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
+        self.schedule = [cfg] if request.constraint is None else [cfg, last_resort][: max(1, cfg.candidates)]
+        self.attempt = 0
+        self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
+        self.run = self._begin(forwards)
+
+    def _begin(self, forwards: int) -> Denoising:
+        request, settings = self.request, self.schedule[self.attempt]
+        self.attempt += 1
+        return Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards)
+
+    def canvas_ids(self) -> Optional[list[int]]:
+        """The canvas of the next forward pass, or None once the request is answered."""
+        while self.final is None:
+            ids = self.run.canvas_ids(self.request.cancel)
+            if ids is not None:
+                return ids
+            self._judge(self.run.finish())
+        return None
+
+    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+        """One pass of the current candidate, given the model's (N, V) logits."""
+        return self.run.advance(logits)
+
+    def _judge(self, final: DenoiseStep) -> None:
+        """A candidate ended: keep its (cut) middle, or start the next candidate, or answer
+        nothing ("rejected")."""
+        result, request = final.result, self.request
+        assert result is not None
+        result.candidates_tried = self.attempt
+        if result.stop_reason == "cancelled" or request.constraint is None:
+            self.final = final
+            return
+        accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
+        if accepted is None:
+            result.vetoed += 1
+            if self.attempt < len(self.schedule):
+                self.run = self._begin(result.forwards)
+                return
+            result.stop_reason = "rejected"
+        if (accepted or "") != result.middle:  # the final check cut or polished it: count what is returned
+            result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(accepted))) if accepted else 0
+        result.middle = accepted or ""
+        self.final = final
 
 
 class Engine:
@@ -174,7 +224,7 @@ class Engine:
         context from other files (comment lines): the engine cuts the window (`window`).
         Settings are SamplerSettings knobs, validated by its schema (SettingsError).
         With a syntax constraint, a middle the final check refuses is written again by
-        the next model candidate (`_candidates`)."""
+        the next model candidate (InfillRun)."""
         self._check(prefix, suffix)
         cfg = self.settings.replace(**settings)
         constraint = constraint_for(language) if cfg.constrained else None
@@ -183,48 +233,14 @@ class Engine:
             prefix_ids, suffix_ids = self.context_ids(prefix, suffix, cross_file, cfg)
             context, reused = self._encode(prefix_ids, suffix_ids)
             request = _Request(context, prefix, suffix, constraint, cancel, start, self._copy_source(prefix, prefix_ids, cfg))
-            forwards = 1 if reused < len(prefix_ids) + len(suffix_ids) else 0  # the context pass
-            final = yield from self._candidates(request, cfg, forwards)
-            result = final.result
-            assert result is not None
-            result.cached_context_tokens = reused
-            result.ms = (time.perf_counter() - start) * 1000
-            yield DenoiseStep(final.step, final.canvas, [], result.forwards, result.ms, result=result)
-
-    def _candidates(self, request: "_Request", cfg: SamplerSettings, forwards: int) -> Generator[DenoiseStep, None, DenoiseStep]:
-        """Denoise the request's candidates in turn, yielding each pass; returns the final
-        step, its result holding the accepted middle (or "" with stop_reason "rejected").
-
-        Candidates: the request's settings, then a last resort written left to right that
-        ends at the first complete, valid middle the model proposes (often one identifier
-        for a condition): a short answer rather than none. A plain left-to-right candidate
-        in between was measured: it rescued 2 of 21 refused middles and cost 40% more time
-        per infill (docs/grammars.md)."""
-        last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
-        schedule = [cfg] if request.constraint is None else [cfg, last_resort][: max(1, cfg.candidates)]
-        for attempt, attempt_cfg in enumerate(schedule, start=1):
-            final = yield from _passes(denoise(self.model, self.tokenizer, request.context, attempt_cfg, constraint=request.constraint, prefix_text=request.prefix, suffix_text=request.suffix, cancel=request.cancel, start_time=request.start, forwards_before=forwards, device=self.device, copy_source=request.copy_source))
-            result = final.result
-            assert result is not None
-            result.candidates_tried = attempt
-            forwards = result.forwards
-            if result.stop_reason == "cancelled" or request.constraint is None:
-                return final
-            accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
-            if accepted is not None:
-                self._set_middle(result, accepted)
-                return final
-            result.vetoed += 1
-        self._set_middle(result, "")
-        result.stop_reason = "rejected"
-        return final
-
-    def _set_middle(self, result: InfillResult, middle: str) -> None:
-        """Replace a sampled middle with what the syntax check accepted (a cut or a polish,
-        or nothing), counting the tokens returned."""
-        if middle != result.middle:
-            result.tokens = min(result.tokens, len(self.tokenizer.encode(middle))) if middle else 0
-        result.middle = middle
+            run = InfillRun(self, request, cfg, forwards=1 if reused < len(prefix_ids) + len(suffix_ids) else 0)
+            while (ids := run.canvas_ids()) is not None:
+                yield run.advance(self.model.canvas_logits(context, torch.tensor([ids], dtype=torch.long, device=self.device))[0])
+            final = run.final
+            assert final is not None and final.result is not None
+            final.result.cached_context_tokens = reused
+            final.result.ms = (time.perf_counter() - start) * 1000
+            yield DenoiseStep(final.step, final.canvas, [], final.result.forwards, final.result.ms, result=final.result)
 
     def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", **settings: Any) -> InfillResult:
         """The finished middle (`stream` to its end)."""

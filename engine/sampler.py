@@ -2,10 +2,12 @@
 
 One request runs `denoise()`, a generator that yields a DenoiseStep per forward pass. It
 is a driver over small steps, one function each (the way gpt-fast splits prefill /
-decode-one / decode-n): `predict` (a forward pass: the canvas's probabilities), then the
-pass's decisions in `denoise_pass` — `propose` -> `constrain` -> `commit` -> `edit` —
-and `grow` (a new block of masks, or the reason to stop). The running state of one
-request (the canvas and the counts its result reports) is a `Denoising`. The rules:
+decode-one / decode-n): the model's forward pass over the canvas, then `predict` (its
+logits as the pass's probabilities), the pass's decisions in `denoise_pass` —
+`propose` -> `constrain` -> `commit` -> `edit` — and `grow` (a new block of masks, or the
+reason to stop). The running state of one request is a `Denoising`: it hands out the
+canvas (`canvas_ids`) and takes the model's logits for it (`advance`), so the forward
+pass stays with the caller, which may run one forward for several requests. The rules:
 
 1. The context (prefix, suffix) is encoded once; every pass then computes only the
    canvas rows against the cached keys/values (exact for the embedded model, see
@@ -362,6 +364,7 @@ class Denoising:
     edits_last_pass: int = 0
     vetoed: int = 0  # commits the constraint refused
     edit_passes: int = 0  # passes run with no mask left (only edits possible)
+    stop: Optional[str] = None  # why it stopped, once it has
 
     @classmethod
     def begin(cls, tok: Tokenizer, settings: SamplerSettings, constraint: Optional[SyntaxConstraint], prefix: str, suffix: str, copy_source: Optional[Sequence[int]], start: float, forwards: int) -> "Denoising":
@@ -389,11 +392,25 @@ class Denoising:
         """This pass as a DenoiseStep."""
         return DenoiseStep(self.step, self.canvas.pieces(), changes, self.forwards, self.ms())
 
-    def finish(self, stop_reason: str) -> DenoiseStep:
+    def canvas_ids(self, cancel: Optional[threading.Event] = None) -> Optional[list[int]]:
+        """The canvas the next forward pass must read, or None when denoising is over."""
+        if self.stop is None:
+            self.stop = stop_before_pass(self, cancel)
+        return None if self.stop is not None else list(self.canvas.ids)
+
+    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+        """One pass, given the model's (N, V) logits for `canvas_ids()`: predict ->
+        propose -> constrain -> commit -> edit -> grow. Returns the pass's step."""
+        changes, closed = denoise_pass(predict(logits, self), self)
+        step = self.record(changes)
+        self.stop = "end_of_middle" if closed else grow(self)
+        return step
+
+    def finish(self) -> DenoiseStep:
         """The last step: the canvas's middle as an InfillResult."""
         middle_ids = self.canvas.middle_ids()
         tok = self.canvas.tok
-        result = InfillResult(tok.decode(middle_ids), len(middle_ids), self.forwards, self.ms(), stop_reason, edits=self.edits, vetoed=self.vetoed)
+        result = InfillResult(tok.decode(middle_ids), len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed)
         return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, result.ms, result=result)
 
 
@@ -406,17 +423,14 @@ def stop_before_pass(run: Denoising, cancel: Optional[threading.Event]) -> Optio
     return None
 
 
-def predict(model: DenoisingModel, context: object, run: Denoising, device: str | torch.device) -> torch.Tensor:
-    """One forward pass over the canvas against the cached context: (N, V) probabilities,
-    with the end-of-middle token barred when `allow_end` is off and the copy guess mixed
-    in (rule 6). Counts the pass."""
-    tok = run.canvas.tok
-    ids = torch.tensor([run.canvas.ids], dtype=torch.long, device=device)
-    logits = model.canvas_logits(context, ids)[0]  # (N, V)
+def predict(logits: torch.Tensor, run: Denoising) -> torch.Tensor:
+    """The pass's (N, V) probabilities from the model's logits for the canvas: the
+    end-of-middle token barred when `allow_end` is off, sampled with temperature, and
+    the copy guess mixed in (rule 6). Counts the pass."""
     run.forwards += 1
     run.step += 1
     if not run.settings.allow_end:
-        logits[:, tok.eom_id] = float("-inf")
+        logits[:, run.canvas.tok.eom_id] = float("-inf")
     probs = _probabilities(logits, run.settings, run.generator).cpu()
     if run.copy_index is not None:
         _copy_mix(probs, run.canvas, run.copy_index, run.settings.copy_weight)
@@ -519,13 +533,10 @@ def denoise(
     (e.g. encoding the context); `start_time` is the request's clock start."""
     start = start_time if start_time is not None else time.perf_counter()
     run = Denoising.begin(tok, settings, constraint, prefix_text, suffix_text, copy_source, start, forwards_before)
-    stop = stop_before_pass(run, cancel)
-    while stop is None:
-        probs = predict(model, context, run, device)
-        changes, closed = denoise_pass(probs, run)
-        yield run.record(changes)
-        stop = "end_of_middle" if closed else grow(run) or stop_before_pass(run, cancel)
-    yield run.finish(stop)
+    while (ids := run.canvas_ids(cancel)) is not None:
+        logits = model.canvas_logits(context, torch.tensor([ids], dtype=torch.long, device=device))[0]  # (N, V)
+        yield run.advance(logits)
+    yield run.finish()
 
 
 def run_to_end(steps: Iterator[DenoiseStep]) -> InfillResult:

@@ -121,12 +121,12 @@ def test_the_shipped_packages_hold_no_lab_modules_or_data() -> None:
 def test_the_sampler_driver_its_steps_and_engine_stream_stay_small() -> None:
     sampler = ast.parse((ROOT / "engine" / "sampler.py").read_text()).body
     api = ast.parse((ROOT / "engine" / "api.py").read_text()).body
-    engine_class = next(node for node in api if isinstance(node, ast.ClassDef) and node.name == "Engine")
-    wanted = {"denoise", "predict", "propose", "constrain", "commit", "edit", "grow", "denoise_pass", "stream", "_candidates"}
+    classes = [node for node in [*sampler, *api] if isinstance(node, ast.ClassDef) and node.name in ("Engine", "InfillRun", "Denoising")]
+    wanted = {"denoise", "predict", "propose", "constrain", "commit", "edit", "grow", "denoise_pass", "stream", "canvas_ids", "advance", "_judge"}
     sizes = {}
-    for node in [*sampler, *engine_class.body]:
+    for node in [*sampler, *(member for cls in classes for member in cls.body)]:
         if isinstance(node, ast.FunctionDef) and node.name in wanted:
             assert ast.get_docstring(node), f"{node.name} has no docstring"
-            sizes[node.name] = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+            sizes[node.name] = max(sizes.get(node.name, 0), node.end_lineno - node.lineno + 1)  # type: ignore[operator]
     assert set(sizes) == wanted
     assert max(sizes.values()) <= 40, sizes

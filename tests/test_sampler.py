@@ -282,8 +282,9 @@ def test_a_grammar_that_fails_to_build_is_an_error_not_an_unconstrained_infill(t
 
 
 def test_the_sampler_steps_compose_into_the_driver(tok):
-    """propose -> constrain -> commit -> edit -> grow, called one by one, give what
-    `denoise` gives: the driver adds nothing but the loop."""
+    """forward -> predict -> propose -> constrain -> commit -> edit -> grow, called one by
+    one with the forward pass outside, give what `denoise` gives: the driver adds nothing
+    but the loop (and a caller may run the forward for several requests at once)."""
     from engine.sampler import Denoising, commit, constrain, edit, grow, predict, propose
 
     model = ScriptedModel(tok, [5, 6, 7], [0.95, 0.95, 0.3])
@@ -291,12 +292,17 @@ def test_the_sampler_steps_compose_into_the_driver(tok):
     whole = run_to_end(denoise(model, tok, None, settings))
     run = Denoising.begin(tok, settings, None, "", "", None, 0.0, 0)
     steps = 0
-    while True:
-        probs = predict(model, None, run, "cpu")
+    while run.stop is None:
+        logits = model.canvas_logits(None, torch.tensor([run.canvas.ids]))[0]
+        probs = predict(logits, run)
         proposals = propose(probs, run.canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous) if run.canvas.masked_positions() else []
         changes = commit(run.canvas, constrain(proposals, probs, run))
         edit(probs, run, frozen={c.position for c in changes})
         steps += 1
-        if grow(run) is not None:
-            break
+        run.stop = grow(run)
     assert tok.decode(run.canvas.middle_ids()) == whole.middle and steps == whole.forwards
+    # The same through the state's own interface: canvas out, logits in.
+    again = Denoising.begin(tok, settings, None, "", "", None, 0.0, 0)
+    while (ids := again.canvas_ids()) is not None:
+        again.advance(model.canvas_logits(None, torch.tensor([ids]))[0])
+    assert again.finish().result.middle == whole.middle
