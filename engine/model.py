@@ -118,9 +118,68 @@ class Attention(nn.Module):
         return (q.view(shape).transpose(1, 2), k.view(shape).transpose(1, 2), v.view(shape).transpose(1, 2))  # (B, H, T, Dh)
 
     def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: Optional[torch.Tensor]) -> torch.Tensor:
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, H, Tq, Dh)
-        B, H, T, D = y.shape
+        return self.merge(F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
+
+    def merge(self, y: torch.Tensor) -> torch.Tensor:
+        B, H, T, D = y.shape  # (B, H, Tq, Dh) -> (B, Tq, C), then the output projection
         return self.out(y.transpose(1, 2).reshape(B, T, H * D))
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """Training rows as aligned blocks: [suffix | prefix | canvas copy 0 | copy 1 | ...].
+
+    Every row has the same block sizes (each segment right-padded to the batch's
+    longest), so attention can run per block instead of over the whole (T, T) square:
+    the suffix attends within itself, the prefix causally (no mask: its pads come after
+    it), each canvas copy to the context and itself. That is the same attention as
+    `InfillTransformer.attention_mask` (a test checks it) at about half the work, and
+    attention's backward pass was the largest single cost of a CPU training step.
+    """
+
+    suffix: int
+    prefix: int
+    canvas: int
+    copies: int = 1
+
+    @property
+    def context(self) -> int:
+        return self.suffix + self.prefix
+
+    def masks(self, segments: torch.Tensor) -> tuple[Optional[torch.Tensor], list[torch.Tensor]]:
+        """(suffix mask (B,1,S,S) or None, one (B,1,N,S+P+N) mask per canvas copy).
+
+        A pad query may always see itself, so no softmax row is empty."""
+        S, P, N = self.suffix, self.prefix, self.canvas
+        real = segments != SEG_PAD  # (B, T)
+        eye_n = torch.eye(N, dtype=torch.bool, device=segments.device)
+        suffix_mask = None
+        if S:
+            eye_s = torch.eye(S, dtype=torch.bool, device=segments.device)
+            suffix_mask = (real[:, None, None, :S] | eye_s).contiguous()
+        context_keys = real[:, None, None, : S + P].expand(-1, 1, N, -1)
+        canvas_masks = []
+        for c in range(self.copies):
+            own = self.context + c * N
+            own_keys = real[:, None, None, own : own + N] | eye_n
+            canvas_masks.append(torch.cat((context_keys, own_keys.expand(-1, 1, N, -1)), dim=-1))
+        return suffix_mask, canvas_masks
+
+    def attention(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, masks) -> torch.Tensor:
+        """Per-block scaled dot-product attention; (B, H, T, Dh) in and out."""
+        suffix_mask, canvas_masks = masks
+        S, N = self.suffix, self.canvas
+        context, prefix = slice(0, self.context), slice(S, self.context)
+        parts = []
+        if S:
+            parts.append(F.scaled_dot_product_attention(q[:, :, :S], k[:, :, :S], v[:, :, :S], attn_mask=suffix_mask))
+        parts.append(F.scaled_dot_product_attention(q[:, :, prefix], k[:, :, prefix], v[:, :, prefix], is_causal=True))
+        for c, mask in enumerate(canvas_masks):
+            own = slice(self.context + c * N, self.context + (c + 1) * N)
+            keys = torch.cat((k[:, :, context], k[:, :, own]), dim=2)
+            values = torch.cat((v[:, :, context], v[:, :, own]), dim=2)
+            parts.append(F.scaled_dot_product_attention(q[:, :, own], keys, values, attn_mask=mask))
+        return torch.cat(parts, dim=2)
 
 
 class FeedForward(nn.Module):
@@ -229,20 +288,26 @@ class InfillTransformer(nn.Module):
         allowed = allowed | torch.eye(T, dtype=torch.bool, device=segments.device)  # pads see themselves: no NaN rows
         return allowed.unsqueeze(1)
 
-    def forward(self, ids: torch.Tensor, positions: torch.Tensor, segments: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, positions: torch.Tensor, segments: torch.Tensor, layout: Optional[BlockLayout] = None) -> torch.Tensor:
         """Hidden states for a packed [suffix | prefix | canvas] batch.
 
-        ids, positions, segments: (B, T) -> (B, T, C) after the final norm.
+        ids, positions, segments: (B, T) -> (B, T, C) after the final norm. With a
+        `layout` (rows built as aligned blocks) attention runs per block; without one it
+        runs over the whole sequence with `attention_mask` (any row layout).
         Logits are left to the caller so training can project only the rows with loss.
         """
-        mask = self.attention_mask(segments)
+        if layout is None:
+            mask = self.attention_mask(segments)
+            attention = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # noqa: E731
+        else:
+            masks = layout.masks(segments)
+            attention = lambda q, k, v: layout.attention(q, k, v, masks)  # noqa: E731
         cos, sin = self._rope(positions)
         x = self.embed(ids)  # (B, T, C)
         for block in self.blocks:
-            h = block.attn_norm(x)
-            q, k, v = block.attn.project(h)
+            q, k, v = block.attn.project(block.attn_norm(x))
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-            x = x + block.attn.attend(q, k, v, mask)
+            x = x + block.attn.merge(attention(q, k, v))
             x = x + block.ffn(block.ffn_norm(x))
         return self.final_norm(x)
 

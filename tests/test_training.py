@@ -194,3 +194,28 @@ def test_batches_group_examples_of_similar_length(tmp_path):
     unsorted = ExampleStream(docs, tok, cfg, seed=0)
     pad_unsorted = sum(float((b.segments == 0).float().mean()) for b, _ in zip(unsorted.batches(8, pool=1), range(16))) / 16
     assert pad < pad_unsorted
+
+
+def test_block_attention_equals_the_full_mask_on_real_positions(tmp_path):
+    # Training attends per aligned block; it must be the same attention as the mask
+    # that defines the model (engine.model.InfillTransformer.attention_mask).
+    from engine.model import InfillTransformer, ModelConfig
+
+    corpus = _corpus(tmp_path)
+    texts = [json.loads(l)["text"] for l in (corpus / "train.jsonl").read_text().splitlines()]
+    tok_path = tmp_path / "tok.json"
+    train_tokenizer(iter(texts), 400).save(str(tok_path))
+    tok = Tokenizer.from_file(tok_path)
+    cfg = DataConfig(prefix_tokens=64, suffix_tokens=32)
+    rng = random.Random(2)
+    examples = [make_example(texts[i % len(texts)], tok, cfg, rng) for i in range(5)]
+    examples.append(make_example(texts[0][:40], tok, cfg, rng))  # a short row: pads in every block
+    batch = collate(examples, tok, cfg, rng, copies=2)
+    assert batch.layout is not None and (batch.segments == 0).any()
+    torch.manual_seed(0)
+    model = InfillTransformer(ModelConfig(vocab_size=tok.vocab_size, d_model=32, n_layers=2, n_heads=2, ffn_hidden=80)).eval()
+    with torch.no_grad():
+        blocked = model(batch.ids, batch.positions, batch.segments, batch.layout)
+        full = model(batch.ids, batch.positions, batch.segments)
+    real = batch.segments != 0
+    assert torch.allclose(blocked[real], full[real], atol=1e-5)

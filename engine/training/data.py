@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 
-from engine.model import SEG_CANVAS, SEG_PAD, SEG_PREFIX, SEG_SUFFIX
+from engine.model import SEG_CANVAS, SEG_PAD, SEG_PREFIX, SEG_SUFFIX, BlockLayout
 from engine.tokenizer import Tokenizer
 
 
@@ -116,6 +117,7 @@ class Batch:
     canvas_lengths: torch.Tensor  # (B,)
     masked: torch.Tensor  # (B, T) bool: canvas rows that were masked
     tokens: int  # non-pad tokens in the batch
+    layout: Optional[BlockLayout] = None  # aligned blocks (collate always makes them)
 
 
 def _noise_masks(N: int, t: float, copies: int, rng: random.Random) -> list[tuple[torch.Tensor, float]]:
@@ -138,18 +140,23 @@ def _noise_masks(N: int, t: float, copies: int, rng: random.Random) -> list[tupl
 
 
 def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: random.Random, t_values: list[float] | None = None, copies: int = 1) -> Batch:
-    """Pack examples as [suffix | prefix | canvas copies] rows and noise their canvases.
+    """Lay examples out as aligned blocks [suffix | prefix | canvas copies] and noise
+    their canvases.
 
-    Noise level t per example is stratified over the batch (lower variance than i.i.d.,
-    as in MDLM's antithetic sampling) unless `t_values` fixes it (validation). Canvas
-    copy c has segment id SEG_CANVAS + c (the model lets each copy see only the context
-    and itself)."""
+    Each segment is right-padded to the batch's longest (`engine.model.BlockLayout`:
+    attention then runs per block). Noise level t per example is stratified over the
+    batch (lower variance than i.i.d., as in MDLM's antithetic sampling) unless
+    `t_values` fixes it (validation). Canvas copy c has segment id SEG_CANVAS + c."""
     Bn = len(examples)
     if t_values is None:
         offset = rng.random()
         t_values = [((i + offset) / Bn) * 0.98 + 0.02 for i in range(Bn)]
         rng.shuffle(t_values)
-    T = max(len(e.suffix) + len(e.prefix) + copies * len(e.canvas) for e in examples)
+    layout = BlockLayout(
+        suffix=max(len(e.suffix) for e in examples), prefix=max(len(e.prefix) for e in examples),
+        canvas=max(len(e.canvas) for e in examples), copies=copies,
+    )
+    T = layout.context + copies * layout.canvas
     ids = torch.full((Bn, T), tok.pad_id, dtype=torch.long)
     positions = torch.zeros((Bn, T), dtype=torch.long)
     segments = torch.full((Bn, T), SEG_PAD, dtype=torch.long)
@@ -163,19 +170,18 @@ def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: rando
     for row, (ex, t) in enumerate(zip(examples, t_values)):
         S, P, N = len(ex.suffix), len(ex.prefix), len(ex.canvas)
         tokens += S + P + copies * N
-        o = 0
-        ids[row, o : o + S] = torch.tensor(ex.suffix, dtype=torch.long)
-        positions[row, o : o + S] = torch.arange(P + N, P + N + S)
-        segments[row, o : o + S] = SEG_SUFFIX
-        o += S
+        ids[row, :S] = torch.tensor(ex.suffix, dtype=torch.long)
+        positions[row, :S] = torch.arange(P + N, P + N + S)
+        segments[row, :S] = SEG_SUFFIX
+        o = layout.suffix
         ids[row, o : o + P] = torch.tensor(ex.prefix, dtype=torch.long)
         positions[row, o : o + P] = torch.arange(P)
         segments[row, o : o + P] = SEG_PREFIX
         if P > 1:
             targets[row, o : o + P - 1] = torch.tensor(ex.prefix[1:], dtype=torch.long)
-        o += P
         canvas = torch.tensor(ex.canvas, dtype=torch.long)
         for c, (mask, rate) in enumerate(_noise_masks(N, t, copies, rng)):
+            o = layout.context + c * layout.canvas
             noisy = canvas.clone()
             noisy[mask] = tok.mask_id
             corrupt = torch.zeros(N, dtype=torch.bool)
@@ -191,9 +197,8 @@ def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: rando
             targets[row, o : o + N] = canvas
             weights[row, o : o + N] = w
             masked[row, o : o + N] = mask
-            o += N
         lengths[row] = copies * N
-    return Batch(ids, positions, segments, targets, weights, lengths, masked, tokens)
+    return Batch(ids, positions, segments, targets, weights, lengths, masked, tokens, layout)
 
 
 class ExampleStream:
@@ -223,14 +228,15 @@ class ExampleStream:
                 return edit
         return make_example(text, self.tok, self.cfg, self.rng)
 
-    def batches(self, size: int, pool: int = 8):
-        """Endless batches of examples of similar length: `pool` batches' worth of
-        examples are sorted by length and cut into batches (in random order), so a batch
-        is padded to the length of examples like its own. Measured: padding falls from
-        ~25% to a few % of the computed positions."""
+    def batches(self, size: int, pool: int = 32):
+        """Endless batches of examples of similar shape: `pool` batches' worth of
+        examples are sorted by (canvas, prefix, suffix) length and cut into batches (in
+        random order), so each block of a batch is padded to lengths like its own.
+        Measured on the corpus (batch 16, aligned blocks, 2 canvas copies): padding falls
+        from ~16% of the computed positions (pool 1) to ~8% (pool 32)."""
         while True:
             indices = self.rng.choices(range(len(self.texts)), weights=self.weights, k=size * pool)
-            examples = sorted((self.example(i) for i in indices), key=lambda e: len(e.suffix) + len(e.prefix) + len(e.canvas))
+            examples = sorted((self.example(i) for i in indices), key=lambda e: (len(e.canvas), len(e.prefix), len(e.suffix)))
             groups = [examples[i : i + size] for i in range(0, len(examples), size)]
             self.rng.shuffle(groups)
             for group in groups:

@@ -35,15 +35,19 @@ class _ChunkedLinearCrossEntropy(torch.autograd.Function):
         grad_W = torch.zeros(weight.shape, dtype=torch.float32, device=h.device) if need_grad else None
         for start in range(0, R, chunk):
             end = min(R, start + chunk)
-            hc, tc = h[start:end], targets[start:end]
+            hc, tc, wc = h[start:end], targets[start:end], row_weights[start:end]
             logits = (hc @ W.t()).float()  # (c, V)
-            lse = torch.logsumexp(logits, dim=-1)
-            ce[start:end] = lse - logits.gather(1, tc.unsqueeze(1)).squeeze(1)
-            correct[start:end] = logits.argmax(dim=-1) == tc
+            target_logit = logits.gather(1, tc.unsqueeze(1)).squeeze(1)
+            top, best = logits.max(dim=-1)  # one pass: the softmax's shift and the argmax
+            correct[start:end] = best == tc
+            probs = logits.sub_(top.unsqueeze(1)).exp_()  # unnormalised softmax, in place
+            total = probs.sum(dim=-1)
+            ce[start:end] = top + total.log() - target_logit
             if need_grad:
-                probs = logits.sub_(lse.unsqueeze(1)).exp_()  # softmax, in place of the logits
-                probs.scatter_add_(1, tc.unsqueeze(1), torch.full_like(lse, -1.0).unsqueeze(1))
-                g = probs.mul_(row_weights[start:end].unsqueeze(1)).to(compute_dtype)  # d loss / d logits
+                # d(w * ce)/d logits = w * (softmax - onehot): scale rows by w / total once.
+                probs.mul_((wc / total).unsqueeze(1))
+                probs.scatter_add_(1, tc.unsqueeze(1), (-wc).unsqueeze(1))
+                g = probs.to(compute_dtype)
                 grad_h[start:end] = g @ W
                 grad_W.add_(g.t() @ hc)
         loss = (ce * row_weights).sum()
@@ -57,7 +61,7 @@ class _ChunkedLinearCrossEntropy(torch.autograd.Function):
         return (grad_h * grad_loss).to(ctx.hidden_dtype), (grad_W * grad_loss).to(ctx.weight_dtype), None, None, None, None, None
 
 
-def linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, row_weights: torch.Tensor, chunk: int = 1024) -> RowLosses:
+def linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, row_weights: torch.Tensor, chunk: int = 256) -> RowLosses:
     """sum_r row_weights[r] * CE(hidden[r] @ weight.T, targets[r]), with per-row figures.
 
     hidden (R, C), weight (V, C), targets (R,) long, row_weights (R,) float. Under CPU/CUDA

@@ -3,11 +3,15 @@
     python -m engine.training.throughput --config d256x6h4 --config d512x8h8
     python -m engine.training.throughput --config d256x6h4 --baseline 08ebe88
 
+Rates are per CPU-second of the measuring process (at --threads 1, time on the core),
+so other work on a shared machine does not count against a step; the wall-clock time is
+reported too.
+
 A step is what `infill train` does: forward, loss, backward, gradient clipping, AdamW,
 on batches from the training pipeline (bf16 autocast on CPU). FLOPs follow the usual
 accounting: 6 x parameters x tokens for the matmuls of forward and backward, plus
-12 x layers x d_model x (sequence length)^2 per sequence for attention, counting only
-real (non-pad) positions, so padding does not flatter a step.
+12 x layers x d_model per (query, key) pair that the attention rule allows between real
+tokens (`attended_pairs`): padding and skipped blocks do not flatter a step.
 
 `--baseline REV` measures the same configs with the training code of git revision REV
 (checked out to a temporary worktree) in alternating rounds with this tree, so a
@@ -33,6 +37,18 @@ def parse_config(text: str) -> tuple[int, int, int]:
     if not match:
         raise argparse.ArgumentTypeError(f"config {text!r}: expected dDxLhH, e.g. d256x6h4")
     return int(match[1]), int(match[2]), int(match[3])
+
+
+def attended_pairs(segments) -> int:
+    """(query, key) pairs the model's attention rule allows, over a batch's real tokens:
+    suffix x suffix, the prefix's causal triangle, each canvas copy x (context + itself).
+    The same count for any row layout, so trees that lay rows out differently compare."""
+    total = 0
+    for row in segments.tolist():
+        S, P = row.count(1), row.count(2)
+        copies = [row.count(seg) for seg in set(row) if seg >= 3]
+        total += S * S + P * (P + 1) // 2 + sum(n * (S + P + n) for n in copies)
+    return total
 
 
 def _training_modules():
@@ -75,19 +91,21 @@ def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: 
     for _ in range(2):
         step(next(batches))
     timed = [next(batches) for _ in range(steps)]
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for batch in timed:
         step(batch)
-    seconds = time.perf_counter() - start
+    wall = time.perf_counter() - start
+    # CPU seconds of this process: on a shared machine the wall clock also counts the
+    # time other processes held the core, CPU time (at one thread) does not.
+    seconds = time.process_time() - cpu_start
     tokens = sum(b.tokens for b in timed)
     computed = sum(b.ids.numel() for b in timed)
-    real = [(b.segments[i] != 0).sum().item() for b in timed for i in range(b.segments.shape[0])]
     params = model.num_parameters()
-    flops = 6 * params * tokens + 12 * layers * d * sum(n * n for n in real)
+    flops = 6 * params * tokens + 12 * layers * d * sum(attended_pairs(b.segments) for b in timed)
     canvas = sum(int((b.segments >= 3).sum()) for b in timed)
     prefix_loss = sum(int(((b.segments == 2) & (b.targets >= 0)).sum()) for b in timed)
     return {
-        "config": config, "parameters": params, "batch_size": batch_size, "steps": steps, "seconds": round(seconds, 3),
+        "config": config, "parameters": params, "batch_size": batch_size, "steps": steps, "cpu_seconds": round(seconds, 3), "wall_seconds": round(wall, 3),
         "tokens_per_s": round(tokens / seconds), "tflops": round(flops / seconds / 1e12, 4),
         "padding": round(1 - tokens / computed, 4),
         "loss_positions": round((canvas + prefix_loss) / tokens, 4), "canvas_positions": round(canvas / tokens, 4),

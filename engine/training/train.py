@@ -48,7 +48,7 @@ def compute_loss(model: InfillTransformer, batch: Batch, device: torch.device) -
     """
     segments = batch.segments.to(device)
     targets = batch.targets.to(device)
-    hidden = model(batch.ids.to(device), batch.positions.to(device), segments)  # (B, T, C)
+    hidden = model(batch.ids.to(device), batch.positions.to(device), segments, batch.layout)  # (B, T, C)
     canvas_rows = segments >= SEG_CANVAS
     prefix_rows = (segments == SEG_PREFIX) & (targets >= 0)
     row_weights = torch.where(canvas_rows, batch.weights.to(device) / batch.canvas_lengths.sum().to(device), 0.0)
