@@ -262,3 +262,27 @@ def test_example_stream_samples_by_the_stored_weight(tmp_path):
     stream = ExampleStream(docs, tok, DataConfig(), seed=0)
     assert stream.weights[0] == pytest.approx(3 * stream.weights[1]) and stream.weights[1] == stream.weights[2]
     assert sampling_weight(docs[0]) == pytest.approx(len(text) ** 0.8 * 3)
+
+
+def test_bench_overlap_finds_items_copied_into_training_files(tmp_path):
+    from lab.training import bench_overlap
+
+    body = "".join(f"line_{i} = compute({i}, 'x')\n" for i in range(20))
+    item = {"id": "python-1", "source": "pypi:orig==1.0/orig/mod.py", "prefix": body[: body.index("line_10")], "middle": "line_10 = compute(10, 'x')\n", "suffix": body[body.index("line_11"):]}
+    bench = tmp_path / "items.jsonl"
+    bench.write_text(json.dumps(item) + "\n")
+    old, new = tmp_path / "old", tmp_path / "new"
+    for d in (old, new):
+        d.mkdir()
+        (d / "valid.jsonl").write_text(json.dumps({"source": "pypi:orig==1.0", "path": "orig/mod.py", "text": body}) + "\n")
+    (old / "train.jsonl").write_text(json.dumps({"source": "pypi:other==1.0", "path": "a.py", "text": "x = 1\n"}) + "\n")
+    (old / "files.tsv").write_text("split\tsha256\tsource\tpath\ntrain\t0\tpypi:other==1.0\ta.py\nvalid\t0\tpypi:orig==1.0\torig/mod.py\n")
+    vendored = "# vendored\nimport os\n" + body.replace("line_", "    line_")  # re-indented copy
+    (new / "train.jsonl").write_text("".join(json.dumps(d) + "\n" for d in [{"source": "pypi:other==1.0", "path": "a.py", "text": "x = 1\n"},
+                                                                        {"source": "npm:@scope/new@2.0", "path": "package/v.py", "text": vendored}]))
+    clean = bench_overlap.check(old, [bench], baseline=old)
+    assert clean["item_files_not_in_validation"] == [] and clean["items_found_in_training_files"] == 0
+    leaked = bench_overlap.check(new, [bench], baseline=old)
+    assert leaked["items_found_in_training_files"] == 1 and leaked["new_sources_with_items"] == ["npm:@scope/new@2.0"]
+    (new / "valid.jsonl").write_text("")
+    assert bench_overlap.check(new, [bench])["item_files_not_in_validation"] == ["pypi:orig==1.0/orig/mod.py"]
