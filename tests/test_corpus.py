@@ -162,18 +162,16 @@ def test_debian_package_is_extracted_from_its_deb(tmp_path):
 
 def test_sources_are_checked_for_reserved_names_and_licences(tmp_path):
     bad = tmp_path / "s.toml"
-    bad.write_text('[[pypi]]\nname = "more-itertools"\nversion = "10.0.0"\nlicense = "MIT"\n')
-    with pytest.raises(ValueError, match="reserved"):
-        corpus.load_sources(bad)
-    bad.write_text('[[debian]]\nname = "librust-itertools-dev"\nversion = "0.10.3-1"\nlicense = "MIT OR Apache-2.0"\n')
-    with pytest.raises(ValueError, match="reserved"):
-        corpus.load_sources(bad)
-    bad.write_text('[[npm]]\nname = "somelib"\nversion = "1.0.0"\nlicense = "GPL-3.0-only"\n')
-    with pytest.raises(ValueError, match="licence"):
-        corpus.load_sources(bad)
-    bad.write_text('[[npm]]\nname = "somelib"\nversion = "1.0.0"\n')
-    with pytest.raises(ValueError, match="lacks"):
-        corpus.load_sources(bad)
+    cases = [
+        ('[[pypi]]\nname = "more-itertools"\nversion = "10.0.0"\nlicense = "MIT"\n', "reserved"),
+        ('[[debian]]\nname = "librust-itertools-dev"\nversion = "0.10.3-1"\nlicense = "MIT OR Apache-2.0"\n', "reserved"),
+        ('[[npm]]\nname = "somelib"\nversion = "1.0.0"\nlicense = "GPL-3.0-only"\n', "licence"),
+        ('[[npm]]\nname = "somelib"\nversion = "1.0.0"\n', "lacks"),
+    ]
+    for text, error in cases:
+        bad.write_text(text)
+        with pytest.raises(ValueError, match=error):
+            corpus.load_sources(bad)
     assert corpus.license_ok("MIT OR Apache-2.0") and corpus.license_ok("(MIT OR Apache-2.0) AND BSD-3-Clause")
     assert corpus.license_ok("MPL-2.0 OR MIT")  # a permissive choice is enough
     assert not corpus.license_ok("MPL-2.0") and not corpus.license_ok("MIT AND LGPL-2.1-only") and not corpus.license_ok("")
