@@ -18,12 +18,13 @@ from typing import Any, Optional
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from engine.types import InfillError
+from engine.worker import EngineWorker
+
 from . import pages
 from .connection import LiveConnection
 from .limits import Limits
 from .protocol import PROTOCOL_VERSION, WEBSOCKET_PATH
-from .scheduler import FairScheduler
-from .worker import EngineWorker
 
 log = logging.getLogger("infill.live")
 
@@ -38,19 +39,14 @@ class LiveConfig:
 
 
 class LiveServer:
-    def __init__(self, engine: Any, config: LiveConfig = LiveConfig(), *,
-                 error_type: Optional[type[BaseException]] = None) -> None:
+    def __init__(self, engine: Any, config: LiveConfig = LiveConfig()) -> None:
         self.engine = engine
         self.config = config
         self.limits = config.limits
         self.token = config.token or secrets.token_urlsafe(24)
         self.token_generated = config.token is None
         self.model_name = str(getattr(engine, "model_name", "unknown"))
-        self.scheduler = FairScheduler()
-        if error_type is None:
-            from engine import InfillError
-            error_type = InfillError
-        self.worker = EngineWorker(engine, self.scheduler, error_type)
+        self.worker = EngineWorker(engine, name="infill-live-engine")  # every model call of every connection
         self.sessions_open = 0
         self.connections = 0
         self.origins = pages.OriginPolicy(frozenset())
@@ -101,19 +97,13 @@ class LiveServer:
             compression=None,  # loopback: deflate would only spend CPU the engine needs
         )
         self.origins = pages.OriginPolicy.build(self.config.host, self.port, self.config.allowed_origins)
-        self.worker.start()
 
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()  # closes open connections with 1001 (going away)
             await self._server.wait_closed()
-        for job in self.scheduler.close():
-            job.cancel.set()
-        current = self.worker.current
-        if current is not None:
-            current.cancel.set()
-        if self.worker.is_alive():
-            await asyncio.to_thread(self.worker.join, 10.0)
+        self.worker.close()  # pending jobs end cancelled, a running one at its next pass
+        await asyncio.to_thread(self.worker.join, 10.0)
 
     # -- handshake and connections ------------------------------------------------------------
 
@@ -170,7 +160,7 @@ def main(argv: list[str]) -> int:
     import engine
     try:
         eng = engine.load(model_dir=args.model)
-    except engine.InfillError as exc:
+    except InfillError as exc:
         print(f"infill serve: {exc}", file=sys.stderr)
         return 2
     limits = replace(Limits(), max_sessions_per_connection=args.max_sessions, messages_per_second=args.rate,
@@ -178,7 +168,7 @@ def main(argv: list[str]) -> int:
     config = LiveConfig(host=args.host, port=args.port, token=args.token,
                         allowed_origins=tuple(args.allow_origin), limits=limits)
     try:
-        return asyncio.run(_serve_until_signal(LiveServer(eng, config, error_type=engine.InfillError)))
+        return asyncio.run(_serve_until_signal(LiveServer(eng, config)))
     except KeyboardInterrupt:
         return 0
 
