@@ -10,10 +10,8 @@ import json
 import logging
 from typing import Any, Optional, Protocol, Union
 
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
-
 from . import protocol as p
+from .channel import Channel, ChannelClosed
 from .document import Document
 from .limits import Limits, TokenBucket
 from .outbox import BacklogOverflow, Outbox
@@ -38,7 +36,7 @@ class Hub(Protocol):
 
 
 class LiveConnection:
-    def __init__(self, hub: Hub, ws: ServerConnection) -> None:
+    def __init__(self, hub: Hub, ws: Channel) -> None:
         self.hub = hub
         self.ws = ws
         self.limits = hub.limits
@@ -61,7 +59,7 @@ class LiveConnection:
                     # sits behind it, and the closing handshake cannot finish until it is read.
                     continue
                 self._handle(raw)
-        except ConnectionClosed:
+        except ChannelClosed:
             pass
         finally:
             self._teardown()
@@ -69,7 +67,7 @@ class LiveConnection:
                 # Let the sender deliver the error frame and close with the documented code.
                 try:
                     await asyncio.wait_for(sender, timeout=5.0)
-                except (asyncio.TimeoutError, ConnectionClosed):
+                except (asyncio.TimeoutError, ChannelClosed):
                     pass
             sender.cancel()
 
@@ -101,7 +99,7 @@ class LiveConnection:
                     await self.ws.close(frame["code"], frame["reason"])
                     return
                 await self.ws.send(_dumps(frame))
-        except ConnectionClosed:
+        except ChannelClosed:
             pass
 
     # -- incoming -------------------------------------------------------------------------
