@@ -106,7 +106,9 @@ class RemoteEngineHost:
 
     @property
     def model_name(self) -> Optional[str]:
-        return f"{self._model or 'remote'} @ {self.config.url}"
+        """"<model> @ <url>" once the server has said which model it serves (like a local
+        engine's name, None before it is ready)."""
+        return f"{self._model} @ {self.config.url}" if self._probed else None
 
     @property
     def requested_dir(self) -> Optional[str]:

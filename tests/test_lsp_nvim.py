@@ -153,3 +153,54 @@ def test_neovim_shows_and_accepts_an_inline_suggestion(tmp_path: Path, tiny_mode
             process.wait(timeout=10)
         except Exception:
             process.kill()
+
+
+def test_neovim_with_remote_gets_ghost_text_from_a_running_infill_serve(tmp_path: Path, tiny_model: Path) -> None:
+    from infill_lsp.live.testing import ServeProcess
+
+    token = "nvim-remote-token-123"
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    source = "def add(a, b):\n    return a\n\nprint(add(1, 2))\n"
+    source_file = tmp_path / "example.py"
+    source_file.write_text(source)
+    settings = {"debounceMs": 0, "maxTokens": 8, "constrained": False}
+    with ServeProcess(str(tiny_model), token) as served:
+        init = tmp_path / "init.lua"
+        init.write_text(
+            f"""
+vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})
+vim.opt.swapfile = false
+require("infill").setup({{
+  cmd = {{ {json.dumps(sys.executable)}, "-m", "infill_lsp", "--log-file", {json.dumps(str(tmp_path / "server.log"))} }},
+  remote = {{ url = {json.dumps(served.url)}, token_file = {json.dumps(str(token_file))} }},
+  filetypes = {{ "python" }},
+  settings = vim.json.decode({json.dumps(json.dumps(settings))}),
+}})
+"""
+        )
+        process, nvim = launch_nvim(tmp_path, init, source_file, extra_env={"INFILL_TOKEN": ""})
+        try:
+            assert nvim.wait_for("#vim.lsp.get_clients({name = [[infill]]})") == 1
+            model = nvim.wait_for("(require([[infill]]).stats() or {}).model")
+            assert served.url in model  # the language server is talking to the remote server
+            nvim.keys("<Esc>2GA")
+            ghost = nvim.wait_for(GHOST)
+            assert isinstance(ghost, str) and ghost
+            nvim.keys("<Tab>")
+            nvim.wait_for(
+                f"(function() local t = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, true), string.char(10)) "
+                f"if t:find([[return a]] .. vim.json.decode({json.dumps(json.dumps(ghost))}), 1, true) then return t end end)()"
+            )
+            nvim.keys("<Esc>")
+        finally:
+            try:
+                nvim.keys("<Esc>:qa!<CR>")
+                process.wait(timeout=10)
+            except Exception:
+                process.kill()
+        import httpx
+
+        health = httpx.get(served.url + "/health", headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
+        assert health["counters"]["http_requests"] >= 1  # the ghost text came from the server
+    assert token not in (tmp_path / "server.log").read_text(errors="replace")

@@ -1,4 +1,5 @@
-"""Run a LiveServer on its own event loop in a background thread (tests, the load test).
+"""Run a LiveServer on its own event loop in a background thread (tests, the load test),
+or `infill serve` as a child process.
 
 Blocking test code (Playwright's sync API, plain pytest functions) can then talk to it
 like any client would, over loopback.
@@ -6,6 +7,10 @@ like any client would, over loopback.
 from __future__ import annotations
 
 import asyncio
+import re
+import signal
+import subprocess
+import sys
 import threading
 from typing import Any, Optional
 
@@ -55,3 +60,47 @@ class ServerThread:
         self._ready.set()
         await self._stop.wait()
         await self.server.stop()
+
+
+class ServeProcess:
+    """`infill serve` as a child process on a free loopback port (tests of clients that
+    talk to a real server: the editors with --remote). Context manager; `.url`, `.token`."""
+
+    def __init__(self, model_dir: str, token: str, *extra: str, start_timeout: float = 120.0) -> None:
+        self.command = [sys.executable, "-m", "infill_lsp.live.server", "--host", "127.0.0.1", "--port", "0",
+                        f"--token={token}", "--model", model_dir, *extra]
+        self.token = token
+        self.start_timeout = start_timeout
+        self.url = ""
+        self.process: Optional[subprocess.Popen[str]] = None
+
+    def __enter__(self) -> "ServeProcess":
+        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                        start_new_session=True)
+        found: list[str] = []
+
+        def read() -> None:  # readline blocks: a thread keeps the deadline below honest
+            assert self.process is not None and self.process.stdout is not None
+            for line in self.process.stdout:
+                match = re.search(r"api:\s+(http://\S+)/v1", line)
+                if match:
+                    found.append(match.group(1))
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(self.start_timeout)
+        if not found:
+            self.__exit__()
+            raise RuntimeError(f"`infill serve` did not start within {self.start_timeout:g} s")
+        self.url = found[0]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
