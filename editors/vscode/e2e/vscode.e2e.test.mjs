@@ -181,6 +181,21 @@ async function waitForServerReady() {
   );
 }
 
+/** Types the function header and Enter in the open editor; returns the ghost text that appears. */
+async function typeHeaderForGhostText() {
+  await page.keyboard.type(HEADER, { delay: 30 });
+  await page.keyboard.press('Enter');
+  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
+  try {
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  } catch {
+    // VS Code asks again on an explicit trigger (Alt+\) if the first request was cancelled.
+    await page.keyboard.press('Alt+Backslash');
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  }
+  return ghost;
+}
+
 const infillStatus = () => page.locator('.statusbar-item').filter({ hasText: 'infill' }).first();
 
 before(async () => {
@@ -245,17 +260,7 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
 
   await openFile('main.py');
 
-  await page.keyboard.type(HEADER, { delay: 30 });
-  await page.keyboard.press('Enter');
-
-  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
-  try {
-    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-  } catch {
-    // VS Code asks again on an explicit trigger (Alt+\) if the first request was cancelled.
-    await page.keyboard.press('Alt+Backslash');
-    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-  }
+  const ghost = await typeHeaderForGhostText();
   const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
   assert.match(ghostText, /\S/, 'ghost text is not empty');
   await page.screenshot({ path: join(env.artifacts, 'ghost-text.png') });
@@ -398,15 +403,7 @@ test('with infill.remote.url, ghost text comes from a running infill serve (toke
     writeFileSync(join(workspace, 'remote.py'), '# remote completions\n\n');
     await page.keyboard.press('Escape');
     await openFile('remote.py');
-    await page.keyboard.type(HEADER, { delay: 30 });
-    await page.keyboard.press('Enter');
-    const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
-    try {
-      await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-    } catch {
-      await page.keyboard.press('Alt+Backslash');
-      await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-    }
+    const ghost = await typeHeaderForGhostText();
     await page.screenshot({ path: join(env.artifacts, 'remote-ghost-text.png') });
     const remoteFile = join(workspace, 'remote.py');
     const typed = await settledFileText((text) => text.includes(HEADER), 20_000, remoteFile);
