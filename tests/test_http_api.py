@@ -218,3 +218,32 @@ def test_parse_completion_request_rules() -> None:
     assert api.apply_stop("abc", ["z"]) == ("abc", False)
     assert api.finish_reason("max_tokens", False) == "length" and api.finish_reason("max_tokens", True) == "stop"
     assert api.canvas_text(["a", None, "b", ""]) == "ab"
+
+
+def test_infill_serve_prints_a_token_that_curl_style_clients_can_use(tiny_model_dir: Any) -> None:
+    """The command itself: no --token, so it makes one and prints it; the API takes it;
+    SIGTERM stops it cleanly."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "infill_lsp.live.server", "--port", "0", "--model",
+                                str(tiny_model_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        printed = ""
+        while "token:" not in printed:
+            line = process.stdout.readline()
+            assert line, f"infill serve exited: {process.stderr.read() if process.stderr else ''}"
+            printed += line
+        base = re.search(r"api:\s+(http://\S+)/v1", printed).group(1)  # type: ignore[union-attr]
+        token = re.search(r"token:\s+(\S+)", printed).group(1)  # type: ignore[union-attr]
+        assert f"#token={token}" in printed  # the playground link carries it too
+        answer = httpx.post(base + "/v1/completions", json={"prompt": "x = ", "max_tokens": 2},
+                            headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
+        assert answer.status_code == 200 and answer.json()["object"] == "text_completion"
+        assert httpx.post(base + "/v1/completions", json={"prompt": "x = "}, timeout=TIMEOUT).status_code == 401
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
