@@ -24,7 +24,7 @@ from .config import LspSettings
 from .cross_file import cross_file_context
 from .documents import DocumentStore
 from .engine_host import EngineHost, EngineUnavailable, ModelAnswer
-from .stats import Stats
+from .usage_stats import Stats
 from .suggestion_cache import SuggestionCache
 
 

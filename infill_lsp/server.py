@@ -26,9 +26,9 @@ from .config import LspSettings, check_sampler_overrides, parse_settings
 from .documents import DocumentStore, UnknownDocument
 from .edit_history import EditHistory
 from .engine_host import EngineHost, EngineUnavailable
-from .protocol import InfillProtocol
+from .lsp_protocol import InfillProtocol
 from .remote import RemoteConfig, RemoteEngineHost, check_url, read_token
-from .stats import Stats
+from .usage_stats import Stats
 
 __version__ = "0.1.0"
 log = logging.getLogger("infill_lsp")

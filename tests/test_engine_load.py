@@ -2,7 +2,7 @@
 import json
 
 import engine
-from engine.testing import make_tiny_model_dir
+from lab.fixtures.tiny_model import make_tiny_model_dir
 
 
 def _with_config(path, **entries):

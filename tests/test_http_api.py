@@ -15,7 +15,7 @@ import pytest
 from infill_lsp.live import openai_api as api
 from infill_lsp.live.limits import Limits
 from infill_lsp.live.server import LiveConfig, LiveServer
-from infill_lsp.live.testing import ServerThread
+from lab.fixtures.live_server import ServerThread
 
 TOKEN = "http-api-test-token"
 TIMEOUT = 60.0

@@ -65,7 +65,7 @@ class Nvim:
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    from engine.testing import make_tiny_model_dir
+    from lab.fixtures.tiny_model import make_tiny_model_dir
 
     return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "model")
 
@@ -171,7 +171,7 @@ def test_neovim_shows_and_accepts_an_inline_suggestion(tmp_path: Path, tiny_mode
 def test_neovim_with_remote_gets_ghost_text_from_a_running_infill_serve(tmp_path: Path, tiny_model: Path) -> None:
     import httpx
 
-    from infill_lsp.live.testing import ServeProcess
+    from lab.fixtures.live_server import ServeProcess
 
     token = "nvim-remote-token-123"
     token_file = tmp_path / "token"

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from infill_lsp.live.server import LiveConfig, LiveServer
-from infill_lsp.live.testing import ServerThread
-from infill_lsp.lsp_client import LspClient
+from lab.fixtures.live_server import ServerThread
+from lab.fixtures.lsp_client import LspClient
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "remote-lsp-test-token"

@@ -27,7 +27,7 @@ def test_without_replicas_serving_never_imports_ray(tiny_model_dir: Path) -> Non
     code = (
         "import sys, httpx, engine\n"
         "from infill_lsp.live.server import LiveConfig\n"
-        "from infill_lsp.live.testing import ServerThread\n"
+        "from lab.fixtures.live_server import ServerThread\n"
         f"eng = engine.load({str(tiny_model_dir)!r})\n"
         "with ServerThread(eng, LiveConfig(port=0, token='no-ray-token')) as s:\n"
         "    r = httpx.post(s.base_url + '/v1/completions', json={'prompt': 'x = ', 'max_tokens': 2},\n"
@@ -35,7 +35,8 @@ def test_without_replicas_serving_never_imports_ray(tiny_model_dir: Path) -> Non
         "    assert r.status_code == 200, r.text\n"
         "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])  # lab/ is imported from the checkout
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
 

@@ -8,9 +8,9 @@ import torch
 import engine
 from engine.modeldir import load_infill_model, read_config
 from engine.tokenizer import Tokenizer
-from engine.training import train
-from engine.training.data import DataConfig, ExampleStream, collate, make_example
-from engine.training.tokenizer_train import train_tokenizer
+from lab.training import train
+from lab.training.data import DataConfig, ExampleStream, collate, make_example
+from lab.training.tokenizer_train import train_tokenizer
 
 
 def _corpus(tmp: Path) -> Path:
@@ -77,8 +77,8 @@ def test_few_steps_lower_the_loss_and_resume_continues(tmp_path):
     assert any("step" in json.loads(l) for l in (run / "log.jsonl").read_text().splitlines())
 
     # Each checkpoint kept a snapshot of its weights; averaging them is measured, not assumed.
-    from engine.training import average
-    from engine.training.snapshots import snapshot_paths
+    from lab.training import average
+    from lab.training.snapshots import snapshot_paths
 
     snaps = snapshot_paths(run)
     assert [p.name for p in snaps] == ["step_000060.pt", "step_000070.pt"]
@@ -95,7 +95,7 @@ def test_few_steps_lower_the_loss_and_resume_continues(tmp_path):
 
 def test_worker_processes_prepare_distinct_well_formed_batches(tmp_path):
     # The GPU path (--data-workers N): batches come from N processes, each its own stream.
-    from engine.training.data import batch_source
+    from lab.training.data import batch_source
 
     corpus = _corpus(tmp_path)
     docs = [json.loads(l) for l in (corpus / "train.jsonl").read_text().splitlines()]

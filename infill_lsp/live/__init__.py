@@ -7,5 +7,5 @@ sending with step coalescing), connection (per-socket sessions), channel (the We
 as a connection sees it), openai_api (the HTTP API's request and answer shapes), hub (what
 all requests to one engine share), app (the ASGI app: routes, token and Origin checks),
 pages (static files and Origin policy), server (uvicorn in this process, and `main`),
-cluster (the same app on Ray Serve replicas), testing (server in a thread), loadtest.
+cluster (the same app on Ray Serve replicas). Test fixtures and load tests: lab/.
 """

@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 import httpx
 
-from infill_lsp.live.loadtest import percentile
+from lab.loadtest.live import percentile
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "examples" / "sample.py"
@@ -162,7 +162,7 @@ async def _run(args: argparse.Namespace) -> list[dict[str, Any]]:
         return [summarize(args.url, run, args.requests, args.clients)]
     model, tmp = args.model, None
     if args.tiny_model and not model:
-        from engine.testing import make_tiny_model_dir
+        from lab.fixtures.tiny_model import make_tiny_model_dir
         tmp = tempfile.TemporaryDirectory(prefix="infill-http-loadtest-")
         model = str(make_tiny_model_dir(os.path.join(tmp.name, "model")))
     setups: list[Optional[int]] = ([None] if args.in_process else []) + list(args.replicas)
@@ -194,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--in-process", action="store_true", help="also run `infill serve` without Ray")
     parser.add_argument("--max-tokens", type=int, default=16)
     parser.add_argument("--model", metavar="DIR", help="model directory (default: the embedded model)")
-    parser.add_argument("--tiny-model", action="store_true", help="serve a tiny random model (engine.testing)")
+    parser.add_argument("--tiny-model", action="store_true", help="serve a tiny random model (lab.fixtures.tiny_model)")
     parser.add_argument("--url", help="load a running server instead (with --token)")
     parser.add_argument("--token")
     parser.add_argument("--json", action="store_true", help="print one JSON list at the end only")
