@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 from typing import IO, Any, Optional
 
-from engine.types import InfillError
+from engine.types import InfillError, SamplerSettings, SettingsError, check_knobs
 
-OPTIONAL_SETTINGS = {"max_tokens": int, "constrained": bool}
+# The sampler knobs a batch line may carry, validated by the engine's one settings schema.
+BATCH_SETTINGS = ("max_tokens", "constrained")
 
 
 class BadLine(ValueError):
@@ -44,15 +45,10 @@ def _fields(item: dict[str, Any]) -> dict[str, Any]:
     language = item.get("language")
     if language is not None and not isinstance(language, str):
         raise ValueError('"language" must be a string')
-    settings = {}
-    for key, kind in OPTIONAL_SETTINGS.items():
-        if key in item and item[key] is not None:
-            value = item[key]
-            if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise ValueError(f'"{key}" must be a non-negative integer')
-            if kind is bool and not isinstance(value, bool):
-                raise ValueError(f'"{key}" must be true or false')
-            settings[key] = value
+    try:
+        settings = check_knobs(SamplerSettings, {k: item[k] for k in BATCH_SETTINGS if item.get(k) is not None}, allowed=BATCH_SETTINGS)
+    except SettingsError as error:
+        raise ValueError(str(error)) from None
     return {"prefix": item["prefix"], "suffix": item["suffix"], "language": language, **settings}
 
 

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from engine.text import ANY_BREAK, UTF32, TextIndex
 from engine.types import InfillError
 
 MAX_FILE_BYTES = 8_000_000
@@ -127,14 +128,15 @@ def read_source_file(path: Path) -> str:
 
 
 def split_at(text: str, line: int, column: int) -> tuple[str, str]:
-    """Split at a 1-based line and column (columns count characters, as editors show)."""
-    lines = text.split("\n")
-    if line < 1 or line > len(lines):
-        raise InfillError(f"line {line} is outside the file (1..{len(lines)})")
-    row = lines[line - 1].rstrip("\r")
-    if column < 1 or column > len(row) + 1:
-        raise InfillError(f"column {column} is outside line {line} (1..{len(row) + 1})")
-    offset = sum(len(l) + 1 for l in lines[: line - 1]) + column - 1
+    """Split at a 1-based line and column (columns count characters, lines end as editors
+    show them: "\\r\\n", "\\r" or "\\n"; the engine's position codec, engine/text.py)."""
+    index = TextIndex(text, ANY_BREAK)
+    if line < 1 or line > index.line_count:
+        raise InfillError(f"line {line} is outside the file (1..{index.line_count})")
+    width = len(index.line_text(line - 1))
+    if column < 1 or column > width + 1:
+        raise InfillError(f"column {column} is outside line {line} (1..{width + 1})")
+    offset = index.offset_at(line - 1, column - 1, UTF32)
     return text[:offset], text[offset:]
 
 

@@ -7,6 +7,7 @@ Input line:
 Unicode code points. Each history entry (oldest first) is either two whole-document
 snapshots or just the changed region (e.g. the changed lines before and after); both
 reduce to the same changed lines. `limits` takes engine.next_edit.NextEditLimits fields.
+Positions go through the engine's one codec (engine/text.py: code points, "\\n" lines).
 
 Output line, one per input line in input order:
     {"id", "edits": [{"start": {"line","character"}, "end": {...}, "text", "confidence", "kind"}], "ms"}
@@ -20,12 +21,12 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Optional
 
-from engine.next_edit import next_edit, position_of
+from engine.text import NEWLINE, UTF32, TextIndex
 from engine.types import InfillError
 
 
-def _point(text: str, offset: int) -> dict:
-    line, character = position_of(text, offset)
+def _point(index: TextIndex, offset: int) -> dict:
+    line, character = index.position_at(offset, UTF32)
     return {"line": line, "character": character}
 
 
@@ -47,12 +48,13 @@ def answer(eng: Any, item: Any) -> dict:
         if not isinstance(limits, dict):
             raise InfillError('"limits" must be an object')
         language = item.get("language")
-        result = next_edit(eng, text, cursor, history, language=language if isinstance(language, str) else None, **limits)
+        result = eng.next_edit(text, cursor, history, language=language if isinstance(language, str) else None, **limits)
     except InfillError as error:
         return {"id": item_id, "error": str(error)}
     except TypeError as error:  # a limit of the wrong type reaching the dataclass
         return {"id": item_id, "error": f"bad limits: {error}"}
-    edits = [{"start": _point(text, e.start), "end": _point(text, e.end), "text": e.text, "confidence": round(e.confidence, 4), "kind": e.kind} for e in result.edits]
+    index = TextIndex(text, NEWLINE)
+    edits = [{"start": _point(index, e.start), "end": _point(index, e.end), "text": e.text, "confidence": round(e.confidence, 4), "kind": e.kind} for e in result.edits]
     return {"id": item_id, "edits": edits, "ms": round(result.ms, 3)}
 
 

@@ -2,12 +2,14 @@
 
     infill lsp --remote http://gpu-box:8765 [--remote-token-file FILE] [--remote-model NAME]
 
-`RemoteEngineHost` has the surface `CompletionService` uses from `EngineHost` (load,
-infill, model_name, close), so the service keeps its typed-through cache, supersede and
-debounce; only the model call becomes `POST /v1/completions` with `prompt` (text before
-the cursor) and `suffix` (text after it). The server is infill's own `infill serve`
-(recognised by `owned_by: "infill"` in `GET /v1/models`, and then also sent the language
-and sampler knobs under `infill`) or any OpenAI-compatible server that accepts `suffix`.
+`RemoteEngineHost` has the surface the language server uses from `EngineHost` (load,
+supersede, cancel, run, model_name, close), so the completion service keeps its
+typed-through cache, supersede and debounce; only the model call becomes
+`POST /v1/completions` with `prompt` (text before the cursor) and `suffix` (text after
+it). The server is infill's own `infill serve` (recognised by `owned_by: "infill"` in
+`GET /v1/models`, and then also sent the language, the cross-file context and the
+sampler knobs under `infill`) or any OpenAI-compatible server that accepts `suffix` (the
+cross-file comment block then goes before the prompt).
 
 A superseded or cancelled request closes its HTTP connection, which `infill serve` takes
 as "stop": the engine drops the request at its next pass. Server down, timeouts and a
@@ -24,21 +26,26 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Hashable, Mapping, Optional, Union
 from urllib.parse import urlsplit
 
 import httpx
 
-from .engine_host import EngineUnavailable, ModelAnswer
+from engine.types import InfillResult
+from engine.window import prefix_tail, suffix_head
+from engine.worker import InfillCall, NextEditCall, Outcome
+
+from .engine_host import EngineUnavailable
+from .live.protocol import CLIENT_SETTINGS
 
 log = logging.getLogger(__name__)
 
 TOKEN_ENV = "INFILL_TOKEN"
 CANCEL_POLL_S = 0.01  # how often a running request looks at its cancel Event
-# Sampler knobs infill's server accepts under "infill" (infill_lsp/live/protocol.py); the
-# rest of a user's sampler settings (context sizes) are the server's business.
-REMOTE_KNOBS = frozenset({"block_size", "confidence_threshold", "edit_threshold", "max_edit_passes", "constrained",
-                          "contiguous", "left_to_right", "copy_weight", "seed"})
+# What is sent around the cursor, in tokens' worth of characters: more than any model's
+# window reads (the server's engine cuts it further), far less than whole large files.
+SENT_PREFIX_TOKENS = 8192
+SENT_SUFFIX_TOKENS = 4096
 
 
 class RemoteUnavailable(EngineUnavailable):
@@ -101,6 +108,7 @@ class RemoteEngineHost:
         # Set once the first load() (after the client's settings arrived) has run, as with
         # EngineHost: a completion waits for it, so it never runs with default settings.
         self._first_load: Optional[asyncio.Future[None]] = None
+        self._tokens: dict[Hashable, threading.Event] = {}  # the cancel token of each key's newest request
 
     # -- what the language server reads -------------------------------------------------------
 
@@ -132,8 +140,20 @@ class RemoteEngineHost:
     async def wait_ready(self) -> Any:
         raise EngineUnavailable("next edits need a local model; with --remote only completions are served")
 
-    def run_on_worker(self, function: Callable[[], Any]) -> "asyncio.Future[Any]":
-        raise EngineUnavailable("next edits need a local model; with --remote only completions are served")
+    def supersede(self, key: Hashable) -> threading.Event:
+        """The cancel token of a new request for `key`; the previous one for `key` stops
+        (its HTTP request is aborted)."""
+        fresh = threading.Event()
+        older = self._tokens.get(key)
+        self._tokens[key] = fresh
+        if older is not None:
+            older.set()
+        return fresh
+
+    def cancel(self, key: Hashable) -> None:
+        token = self._tokens.pop(key, None)
+        if token is not None:
+            token.set()
 
     def close(self) -> None:
         client, self._client = self._client, None
@@ -145,16 +165,18 @@ class RemoteEngineHost:
 
     # -- completions ---------------------------------------------------------------------------
 
-    async def infill(self, prefix: str, suffix: str, language: Optional[str], cancel: threading.Event,
-                     settings: Mapping[str, object],
-                     on_finished: Optional[Callable[[ModelAnswer], None]] = None) -> Optional[ModelAnswer]:
-        """POST /v1/completions; None when cancelled before it was sent. A cancel while it
-        runs aborts the HTTP request (the server stops its engine) and answers "cancelled"."""
+    async def run(self, key: Hashable, call: Union[InfillCall, NextEditCall], cancel: threading.Event,
+                  on_outcome: Optional[Callable[[Outcome], None]] = None) -> Outcome:
+        """POST /v1/completions for an InfillCall. A cancel while it runs aborts the HTTP
+        request (the server stops its engine) and ends "cancelled". Raises
+        RemoteUnavailable / RemoteRefused when the server cannot answer."""
+        if isinstance(call, NextEditCall):
+            raise EngineUnavailable("next edits need a local model; with --remote only completions are served")
         if self._first_load is None:
             raise EngineUnavailable("the model has not started loading (the client never sent 'initialized')")
         await asyncio.shield(self._first_load)
         if cancel.is_set():
-            return None
+            return Outcome(cancelled=True)
         if not self._probed:  # the server was down at start; it may be up now
             try:
                 await self._probe()
@@ -162,7 +184,7 @@ class RemoteEngineHost:
                 if self._model is None:
                     raise
         started = time.perf_counter()
-        request = asyncio.ensure_future(self._post(self._body(prefix, suffix, language, settings)))
+        request = asyncio.ensure_future(self._post(self._body(call)))
         try:
             while not request.done():
                 await asyncio.wait({request}, timeout=CANCEL_POLL_S)
@@ -172,31 +194,34 @@ class RemoteEngineHost:
                         await request
                     except (asyncio.CancelledError, Exception):
                         pass
-                    answer = ModelAnswer("", 0, (time.perf_counter() - started) * 1000, "cancelled")
-                    if on_finished is not None:
-                        on_finished(answer)
-                    return answer
+                    result = InfillResult("", 0, 0, (time.perf_counter() - started) * 1000, "cancelled")
+                    return _reported(Outcome(result=result, started=True, cancelled=True), on_outcome)
         except asyncio.CancelledError:
             request.cancel()
             raise
-        answer = _answer(request.result(), (time.perf_counter() - started) * 1000)
-        if on_finished is not None:
-            on_finished(answer)
-        return answer
+        result = _result(request.result(), (time.perf_counter() - started) * 1000)
+        return _reported(Outcome(result=result, started=True, cancelled=cancel.is_set()), on_outcome)
 
-    def _body(self, prefix: str, suffix: str, language: Optional[str], settings: Mapping[str, object]) -> dict:
+    def _body(self, call: InfillCall) -> dict:
+        prefix = prefix_tail(call.prefix, SENT_PREFIX_TOKENS)
+        suffix = suffix_head(call.suffix, SENT_SUFFIX_TOKENS)
         body: dict[str, Any] = {"prompt": prefix, "suffix": suffix, "stream": False}
         if self._model:
             body["model"] = self._model
         for name in ("max_tokens", "temperature"):
-            if settings.get(name) is not None:
-                body[name] = settings[name]
-        if self._infill_server:
-            extension: dict[str, Any] = {k: v for k, v in settings.items() if k in REMOTE_KNOBS}
-            if language:
-                extension["language"] = language
-            if extension:
-                body["infill"] = extension
+            if call.settings.get(name) is not None:
+                body[name] = call.settings[name]
+        if not self._infill_server:
+            body["prompt"] = call.cross_file + prefix  # comment lines: harmless to any code model
+            return body
+        extension: dict[str, Any] = {k: v for k, v in call.settings.items()
+                                     if k in CLIENT_SETTINGS and k not in ("max_tokens", "temperature")}
+        if call.language:
+            extension["language"] = call.language
+        if call.cross_file:
+            extension["cross_file"] = call.cross_file
+        if extension:
+            body["infill"] = extension
         return body
 
     def _http(self) -> httpx.AsyncClient:
@@ -256,7 +281,8 @@ class RemoteEngineHost:
             raise RemoteUnavailable(f"the server at {url} answered with something that is not JSON") from None
 
 
-def _answer(data: Any, ms: float) -> ModelAnswer:
+def _result(data: Any, ms: float) -> InfillResult:
+    """An OpenAI completion answer as the engine's InfillResult (what the service reads)."""
     try:
         choice = data["choices"][0]
         text = choice["text"]
@@ -265,9 +291,17 @@ def _answer(data: Any, ms: float) -> ModelAnswer:
     except (KeyError, IndexError, TypeError) as error:
         raise RemoteUnavailable(f"the server's answer is not an OpenAI completion ({error})") from None
     figures = data.get("infill") if isinstance(data.get("infill"), dict) else {}
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     forwards = figures.get("forwards") if isinstance(figures.get("forwards"), int) else 0
+    tokens = usage.get("completion_tokens") if isinstance(usage.get("completion_tokens"), int) else 0
     stop_reason = {"length": "max_tokens"}.get(str(choice.get("finish_reason")), "end_of_middle")
-    return ModelAnswer(text, forwards, ms, stop_reason)
+    return InfillResult(text, tokens, forwards, ms, stop_reason)
+
+
+def _reported(outcome: Outcome, on_outcome: Optional[Callable[[Outcome], None]]) -> Outcome:
+    if on_outcome is not None:
+        on_outcome(outcome)
+    return outcome
 
 
 def _server_message(response: httpx.Response) -> str:

@@ -107,7 +107,7 @@ class InfillServer(LanguageServer):
         settings, problems = parse_settings(raw, self.settings)
         if self.cli_model_dir is not None:
             settings = replace(settings, model_dir=self.cli_model_dir)
-        overrides, more = await asyncio.to_thread(check_sampler_overrides, settings.sampler)
+        overrides, more = check_sampler_overrides(settings.sampler)
         problems += more
         model_changed = settings.model_dir != self.settings.model_dir
         self.settings = settings

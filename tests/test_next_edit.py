@@ -69,7 +69,7 @@ def test_positions_count_code_points_and_bad_input_is_an_infill_error() -> None:
     for cursor in [(5, 0), (-1, 0), {"line": "0"}, True, 999]:
         with pytest.raises(InfillError):
             next_edit(None, text, cursor, [], mode="replay")
-    with pytest.raises(InfillError, match="unknown next-edit limit"):
+    with pytest.raises(InfillError, match="unknown setting .bogus"):
         next_edit(None, text, 0, [], bogus=1)
     with pytest.raises(InfillError, match="history"):
         next_edit(None, text, 0, ["not a pair"], mode="replay")

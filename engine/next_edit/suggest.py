@@ -1,6 +1,7 @@
 """Next-edit suggestions: where the user's next edit near the cursor probably is.
 
-    result = next_edit(eng, document, cursor, history, language="python")
+    result = eng.next_edit(document, cursor, history, language="python")   # the Engine method
+    result = next_edit(eng, document, cursor, history, language="python")   # what it runs
     for edit in result.edits: edit.start, edit.end (offsets), edit.text, edit.confidence
 
 `history` is the user's recent edits, oldest first; each a (before, after) pair: two whole
@@ -20,7 +21,8 @@ Mechanism (chosen by measurement, see docs/next-edit.md):
   exact match on added arguments and added 10% false edits (docs/next-edit.md).
 * mode "model": the whole window is the canvas, initialised with its current tokens;
   one pass, and every token the model would rewrite with probability >= edit_threshold
-  is rewritten (the sampler's token-to-token edits). No history rules at all.
+  is rewritten (the sampler's token-to-token edit rule, engine.sampler.rewrites). No
+  history rules at all.
 * mode "replay": the history proposals with their priors, no model.
 """
 from __future__ import annotations
@@ -28,13 +30,15 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import torch
 
 from engine.next_edit.replay import Pattern, Proposal, changed_region, patterns_from, replay
-from engine.types import InfillError
+from engine.sampler import rewrites
+from engine.text import NEWLINE, UTF32, TextIndex
+from engine.types import InfillError, check_knobs, knob
 
 MAX_DOCUMENT_CHARS = 4_000_000
 HISTORY_MARKERS = ("<edit>", "<old>", "<new>", "<sep>")
@@ -42,39 +46,26 @@ HISTORY_MARKERS = ("<edit>", "<old>", "<new>", "<sep>")
 
 @dataclass(frozen=True)
 class NextEditLimits:
-    lines_before: int = 10  # window: this many lines above the cursor line ...
-    lines_after: int = 19  # ... and this many below it (30 lines with the cursor line)
-    mode: str = "auto"  # "auto" | "model" | "replay"
-    min_confidence: float = 0.5
-    max_edits: int = 20
-    model_weight: float = 0.0  # how far the model's margin moves a proposal's prior (0 until the model is trained on edits: docs/next-edit.md)
-    history_entries: int = 3  # most recent history entries used
-    history_tokens: int = 160  # budget for the edit history in the prompt
-    context_tokens: int = 192  # document tokens before the scored span
-    suffix_tokens: int = 64  # document tokens after it
-    edit_threshold: float = 0.9  # mode "model": rewrite a token at least this sure
+    """Next-edit's knobs, validated by the same schema checker as the sampler's
+    (engine.types.check_knobs: types from the defaults, bounds from the fields)."""
+
+    lines_before: int = knob(10, 0)  # window: this many lines above the cursor line ...
+    lines_after: int = knob(19, 0)  # ... and this many below it (30 lines with the cursor line)
+    mode: str = knob("auto", choices=("auto", "model", "replay"))
+    min_confidence: float = knob(0.5, 0.0, 1.0)
+    max_edits: int = knob(20, 0)
+    model_weight: float = knob(0.0)  # how far the model's margin moves a proposal's prior (0 until the model is trained on edits: docs/next-edit.md)
+    history_entries: int = knob(3, 0)  # most recent history entries used
+    history_tokens: int = knob(160, 0)  # budget for the edit history in the prompt
+    context_tokens: int = knob(192, 0)  # document tokens before the scored span
+    suffix_tokens: int = knob(64, 0)  # document tokens after it
+    edit_threshold: float = knob(0.9, 0.0, 1.0)  # mode "model": rewrite a token at least this sure
 
     def replace(self, **changes: Any) -> "NextEditLimits":
-        known = set(self.__dataclass_fields__)
-        unknown = sorted(set(changes) - known)
-        if unknown:
-            raise InfillError(f"unknown next-edit limit(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        values = {**{k: getattr(self, k) for k in known}, **{k: v for k, v in changes.items() if v is not None}}
-        limits = NextEditLimits(**values)
-        limits.check()
-        return limits
-
-    def check(self) -> None:
-        if self.mode not in ("auto", "model", "replay"):
-            raise InfillError(f"mode must be auto, model or replay, got {self.mode!r}")
-        for name in ("lines_before", "lines_after", "max_edits", "history_entries", "history_tokens", "context_tokens", "suffix_tokens"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InfillError(f"{name} must be a non-negative integer, got {value!r}")
-        for name in ("min_confidence", "edit_threshold"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise InfillError(f"{name} must be a number in [0, 1], got {value!r}")
+        """A copy with some limits changed (None keeps one); bad ones are a SettingsError."""
+        values = asdict(self)
+        values.update(check_knobs(NextEditLimits, {k: v for k, v in changes.items() if v is not None}))
+        return NextEditLimits(**values)
 
 
 @dataclass(frozen=True)
@@ -114,31 +105,25 @@ HistoryLike = Iterable[Union[HistoryEntry, Sequence[str], Mapping[str, str]]]
 
 # -------------------------------------------------------------------------- helpers
 def line_starts(text: str) -> list[int]:
-    starts = [0]
-    index = text.find("\n")
-    while index != -1:
-        starts.append(index + 1)
-        index = text.find("\n", index + 1)
-    return starts
+    """Offsets of the lines of `text` ("\n" ends a line; engine/text.py)."""
+    return TextIndex(text, NEWLINE).line_starts
 
 
 def offset_of(text: str, line: int, character: int) -> int:
     """Offset of a 0-based (line, character) position, characters in code points.
     A character past the end of its line means the line's end; a line past the end is
     an error (the caller's document and cursor disagree)."""
-    starts = line_starts(text)
     if isinstance(line, bool) or not isinstance(line, int) or not isinstance(character, int) or line < 0 or character < 0:
         raise InfillError(f"cursor must be non-negative integers, got line={line!r} character={character!r}")
-    if line >= len(starts):
-        raise InfillError(f"cursor line {line} is outside the document (0..{len(starts) - 1})")
-    end = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
-    return min(starts[line] + character, end)
+    index = TextIndex(text, NEWLINE)
+    if line >= index.line_count:
+        raise InfillError(f"cursor line {line} is outside the document (0..{index.line_count - 1})")
+    return index.offset_at(line, character, UTF32)
 
 
 def position_of(text: str, offset: int) -> tuple[int, int]:
     """0-based (line, character) of an offset, characters in code points."""
-    line = text.count("\n", 0, offset)
-    return line, offset - (text.rfind("\n", 0, offset) + 1)
+    return TextIndex(text, NEWLINE).position_at(offset, UTF32)
 
 
 def apply_edits(document: str, edits: Sequence[SuggestedEdit]) -> str:
@@ -194,8 +179,10 @@ def changed_lines(before: str, after: str) -> tuple[str, str]:
 
 
 def window_bounds(document: str, cursor: int, lines_before: int, lines_after: int) -> tuple[int, int]:
-    starts = line_starts(document)
-    line = document.count("\n", 0, cursor)
+    """Offsets of the lines around the cursor's line that next-edit considers."""
+    index = TextIndex(document, NEWLINE)
+    starts = index.line_starts
+    line = index.position_at(cursor, UTF32)[0]
     first = max(0, line - lines_before)
     last = min(len(starts) - 1, line + lines_after)
     end = starts[last + 1] if last + 1 < len(starts) else len(document)
@@ -204,7 +191,7 @@ def window_bounds(document: str, cursor: int, lines_before: int, lines_after: in
 
 # ---------------------------------------------------------------- the prompt layout
 def special_id(tok: Any, name: str) -> int:
-    token_id = tok.hf.token_to_id(name)
+    token_id = tok.token_id(name)
     if token_id is None:
         raise InfillError(f"the model's tokenizer lacks {name}; next-edit needs the edit-history tokens")
     return int(token_id)
@@ -311,8 +298,7 @@ def _replay_edits(eng: Any, document: str, history: list[HistoryEntry], window: 
     forwards = 0
     if limits.mode == "auto" and limits.model_weight != 0:
         hist = history_ids(eng.tokenizer, history, limits.history_tokens)
-        with eng._lock:
-            margins, forwards = _score_lines(eng, document, proposals, hist, limits, cancel)
+        margins, forwards = _score_lines(eng, document, proposals, hist, limits, cancel)
     edits = []
     for p in proposals:
         margin = margins.get(_line_span(document, p.start)[0], 0.0)
@@ -330,21 +316,16 @@ def _model_edits(eng: Any, document: str, history: list[HistoryEntry], window: t
         return [], 0
     hist = history_ids(tok, history, limits.history_tokens)
     prefix, suffix = prompt_ids(tok, hist, document[:lo], document[hi:], limits)
-    with eng._lock:
-        cache = model.encode_context(prefix, suffix)
-        canvas = torch.tensor([window_ids], dtype=torch.long, device=getattr(eng, "device", "cpu"))
-        probs = torch.softmax(model.canvas_logits(cache, canvas)[0].float(), dim=-1).cpu()
-    conf, pred = probs.max(dim=-1)
+    cache = model.encode_context(prefix, suffix)
+    canvas = torch.tensor([window_ids], dtype=torch.long, device=getattr(eng, "device", "cpu"))
+    probs = torch.softmax(model.canvas_logits(cache, canvas)[0].float(), dim=-1).cpu()
     new_ids = list(window_ids)
-    sure = []
-    for i, current in enumerate(window_ids):
-        token = int(pred[i])
-        if token != current and token not in tok.special_ids and float(conf[i]) >= limits.edit_threshold:
-            new_ids[i] = token
-            sure.append(float(conf[i]))
+    sure = rewrites(probs, window_ids, limits.edit_threshold, tok.special_ids)  # the sampler's edit rule
+    for p in sure:
+        new_ids[p.position] = p.token
     if not sure:
         return [], 2
-    return _diff_edits(document, lo, document[lo:hi], tok.decode(new_ids), min(sure)), 2
+    return _diff_edits(document, lo, document[lo:hi], tok.decode(new_ids), min(p.confidence for p in sure)), 2
 
 
 def _diff_edits(document: str, lo: int, old: str, new: str, confidence: float) -> list[SuggestedEdit]:

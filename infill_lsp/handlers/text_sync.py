@@ -31,3 +31,4 @@ def register(server: "InfillServer") -> None:
         ls.documents.close(params.text_document.uri)
         ls.edit_history.closed(params.text_document.uri)
         ls.completions.forget(params.text_document.uri)
+        ls.engine.cancel(("next_edit", params.text_document.uri))

@@ -25,24 +25,26 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
+from engine.types import InfillError
+from engine.worker import InfillCall, Job, Outcome
+
 from . import openai_api as api
 from . import pages
 from .channel import StarletteChannel
 from .connection import LiveConnection
 from .hub import Hub
 from .protocol import WEBSOCKET_PATH
-from .scheduler import Job
-from .session import split_context
+from .frames import result_payload
 
 log = logging.getLogger("infill.live")
 
 STEP_BACKLOG = 32
-_ENGINE_REFUSED = "engine_error"
-API_METHODS = {"/v1/completions": "POST", "/v1/models": "GET", "/health": "GET"}  # the worker's code for an InfillError: the input's fault, not the server's
+KEY = "completion"  # the worker's key within an HTTP request's own group
+API_METHODS = {"/v1/completions": "POST", "/v1/models": "GET", "/health": "GET"}
 
 
 def build_app(hub: Hub) -> Starlette:
-    """The app over one Hub. The engine thread starts with the first request."""
+    """The app over one Hub (whose engine worker runs every model call)."""
     routes = [
         Route("/v1/completions", partial(completions, hub), methods=["POST"]),
         Route("/v1/models", partial(models, hub), methods=["GET"]),
@@ -90,39 +92,41 @@ async def read_body(request: Request, limit: int) -> bytes:
 # -- /v1/completions -------------------------------------------------------------------------
 
 class EngineCall:
-    """One completion as a job on the hub's engine thread, its frames handed to this loop."""
+    """One completion as a job on the hub's engine worker, its steps and outcome handed to
+    this event loop. Each HTTP request is a group of its own: turns go round robin across
+    requests and live connections alike."""
 
     def __init__(self, hub: Hub, request: api.CompletionRequest) -> None:
         self.hub = hub
-        self.queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        self.request = request
+        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.finished = False
         self.ended = False
         loop = asyncio.get_running_loop()
-        limits = hub.limits
-        prefix, suffix = split_context(request.prompt + request.suffix, len(request.prompt), len(request.prompt),
-                                       prefix_chars=limits.prefix_chars, suffix_chars=limits.suffix_chars)
-        self.prompt_chars = prefix + suffix
 
-        def deliver(kind: str, payload: dict[str, Any]) -> None:  # in the engine thread
+        def post(kind: str, payload: Any) -> None:  # on the engine thread: hand off, never block
             try:
                 loop.call_soon_threadsafe(self.queue.put_nowait, (kind, payload))
             except RuntimeError:
                 pass  # the loop is gone: the server is shutting down
 
-        number = hub.next_http_id()
-        self.job = Job(connection=("http", number), session="completion", request_id=number, prefix=prefix,
-                       suffix=suffix, language=request.language, settings=dict(request.settings), deliver=deliver)
+        group = ("http", hub.next_http_id())
+        # The whole prompt and suffix: the engine decides the window it reads (engine/window.py).
+        call = InfillCall(request.prompt, request.suffix, request.language, dict(request.settings),
+                          cross_file=request.cross_file)
+        self.job = Job(group, KEY, call, hub.worker.supersede(group, KEY))
+        self.job.on_step = lambda step: post("step", step)
+        self.job.on_done = lambda outcome: post("done", outcome)
 
     def start(self) -> None:
-        self.hub.start_engine()
         self.hub.http_in_flight += 1
         self.hub.counters["http_requests"] += 1
-        self.hub.scheduler.submit(self.job)
+        self.hub.worker.submit(self.job)
 
-    async def next(self) -> tuple[str, dict[str, Any]]:
-        """The next frame. Once a reader falls behind by more than STEP_BACKLOG frames,
-        step frames collapse into the newest one (a step carries the whole canvas, so a
-        slow reader gets fewer, fuller snapshots rather than a growing backlog)."""
+    async def next(self) -> tuple[str, Any]:
+        """The next ("step", DenoiseStep) or ("done", Outcome). Once a reader falls behind
+        by more than STEP_BACKLOG steps, steps collapse into the newest one (a step carries
+        the whole canvas, so a slow reader gets fewer, fuller snapshots, never a backlog)."""
         kind, payload = await self.queue.get()
         while kind == "step" and self.queue.qsize() > STEP_BACKLOG:
             kind, payload = self.queue.get_nowait()
@@ -138,13 +142,28 @@ class EngineCall:
         self.ended = True
         self.hub.http_in_flight -= 1
         if not self.finished:
-            self.job.cancel.set()
-            self.hub.scheduler.withdraw(self.job.connection, self.job.session)
+            self.hub.worker.cancel(self.job.group, KEY)
             self.hub.counters["http_cancelled"] += 1
 
     def prompt_tokens(self) -> int:
-        tokenizer = getattr(self.hub.engine, "tokenizer", None)
-        return len(tokenizer.encode(self.prompt_chars)) if tokenizer is not None else 0
+        """Tokens of the window the model reads (BOS, prefix tail, suffix head)."""
+        context_ids = getattr(self.hub.engine, "context_ids", None)
+        if context_ids is None:
+            return 0
+        prefix_ids, suffix_ids = context_ids(self.request.prompt, self.request.suffix, self.request.cross_file)
+        return len(prefix_ids) + len(suffix_ids)
+
+
+def _result(call: EngineCall, outcome: Outcome) -> dict[str, Any]:
+    """The finished job as {"text", "stats", "queue_ms", "elapsed_ms"}, or ApiError."""
+    if outcome.result is not None:
+        return result_payload(outcome.result, call.job)
+    if isinstance(outcome.error, InfillError):  # the input's fault; its message is meant for users
+        raise api.ApiError(400, str(outcome.error), code="engine_refused")
+    if outcome.cancelled:
+        raise api.ApiError(503, "the request was cancelled: the server is shutting down", kind="server_error",
+                           code="cancelled")
+    raise api.ApiError(500, "the engine failed; see the server log", kind="server_error", code="internal_error")
 
 
 def _figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:
@@ -152,12 +171,6 @@ def _figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:
     return {"forwards": stats.get("forwards"), "tpf": stats.get("tokens_per_forward"), "ms": stats.get("ms"),
             "replica": hub.replica_id, "tokens": stats.get("tokens"), "stop_reason": stats.get("stop_reason"),
             "queue_ms": result.get("queue_ms"), "elapsed_ms": result.get("elapsed_ms")}
-
-
-def _engine_failure(payload: dict[str, Any]) -> api.ApiError:
-    if payload.get("code") == _ENGINE_REFUSED:
-        return api.ApiError(400, payload["message"], code="engine_refused")
-    return api.ApiError(500, payload.get("message", "the engine failed"), kind="server_error", code="internal_error")
 
 
 async def completions(hub: Hub, request: Request) -> Response:
@@ -208,10 +221,8 @@ async def _until_result(call: EngineCall, request: Request) -> dict[str, Any]:
                 frame.cancel()
                 raise api.ApiError(499, "client closed the request", code="client_closed")
             kind, payload = frame.result()
-            if kind == "result":
-                return payload
-            if kind == "error":
-                raise _engine_failure(payload)
+            if kind == "done":
+                return _result(call, payload)
     finally:
         disconnected.cancel()
 
@@ -249,29 +260,29 @@ async def _stream(hub: Hub, call: EngineCall, request: api.CompletionRequest,
         while True:
             kind, payload = await call.next()
             if kind == "step":
-                text = api.canvas_text(payload["canvas"])
+                text = api.canvas_text(payload.canvas)
                 if text == shown:
                     continue
                 shown = text
                 yield api.sse_event(api.chunk_body(**meta, text="", finish=None, infill={
-                    "step": payload["step"], "text": text, "masked": payload["masked"],
-                    "forwards": payload["forwards"], "ms": payload["ms"]}))
-            elif kind == "result":
-                text, stopped = api.apply_stop(payload["text"], request.stop)
-                finish = api.finish_reason(payload["stats"].get("stop_reason", ""), stopped)
-                yield api.sse_event(api.chunk_body(**meta, text=text, finish=finish, infill=_figures(hub, payload)))
-                if request.include_usage:
-                    usage = api.usage_body(await asyncio.to_thread(call.prompt_tokens),
-                                           payload["stats"].get("tokens", 0))
-                    yield api.sse_event({"id": meta["completion_id"], "object": "text_completion",
-                                         "created": meta["created"], "model": meta["model"], "choices": [],
-                                         "usage": usage})
-                break
-            else:
-                error = _engine_failure(payload)
+                    "step": payload.step, "text": text, "masked": payload.masked,
+                    "forwards": payload.forwards, "ms": round(float(payload.ms), 3)}))
+                continue
+            try:
+                result = _result(call, payload)
+            except api.ApiError as error:
                 hub.counters[f"http_{error.status}"] += 1
                 yield api.sse_event(error.body())
                 break
+            text, stopped = api.apply_stop(result["text"], request.stop)
+            finish = api.finish_reason(result["stats"].get("stop_reason", ""), stopped)
+            yield api.sse_event(api.chunk_body(**meta, text=text, finish=finish, infill=_figures(hub, result)))
+            if request.include_usage:
+                usage = api.usage_body(await asyncio.to_thread(call.prompt_tokens), result["stats"].get("tokens", 0))
+                yield api.sse_event({"id": meta["completion_id"], "object": "text_completion",
+                                     "created": meta["created"], "model": meta["model"], "choices": [],
+                                     "usage": usage})
+            break
         yield api.sse_event("[DONE]")
     finally:
         call.end()
@@ -316,7 +327,6 @@ async def live_socket(hub: Hub, ws: WebSocket) -> None:
     if hub.connections >= hub.limits.max_connections:
         return await _deny(ws, pages.text_response(503, "too many connections; try later\n"))
     await ws.accept()
-    hub.start_engine()
     channel = StarletteChannel(ws, hub.limits.max_message_bytes)
     hub.connections += 1
     hub.channels.add(channel)

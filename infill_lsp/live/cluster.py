@@ -121,9 +121,7 @@ class InfillReplica:
         eng = engine.load(model_dir=self.settings.model_dir)
         replica = serve.get_replica_context().replica_id.unique_id
         hub = Hub(eng, token=self.settings.token, limits=self.settings.limits,
-                  origins=pages.OriginPolicy(self.settings.allowed_origins), error_type=engine.InfillError,
-                  replica_id=replica)
-        hub.start_engine()
+                  origins=pages.OriginPolicy(self.settings.allowed_origins), replica_id=replica)
         log.info("replica %s serves %s", replica, hub.model_name)
         return build_app(hub)
 

@@ -1,7 +1,9 @@
 """One WebSocket connection: reads client messages, keeps its sessions, routes engine frames.
 
-Everything here runs on the event loop. The only cross-thread entry is `_post`, which the
-engine thread calls through `Job.deliver`; it merely schedules `_on_engine` on the loop.
+Everything here runs on the event loop. The only cross-thread entries are the job's
+`on_step` / `on_done` callbacks, which the engine worker's thread calls; they merely
+schedule `_on_engine` on the loop. Supersede and cancel go through the engine worker
+(engine/worker.py): group = this connection, key = the session.
 """
 from __future__ import annotations
 
@@ -10,13 +12,16 @@ import json
 import logging
 from typing import Any, Optional, Protocol, Union
 
+from engine.types import InfillError
+from engine.worker import EngineWorker, InfillCall, Job, Outcome
+
 from . import protocol as p
 from .channel import Channel, ChannelClosed
 from .document import Document
+from .frames import result_payload, step_payload
 from .limits import Limits, TokenBucket
 from .outbox import BacklogOverflow, Outbox
-from .scheduler import Deliver, FairScheduler, Job
-from .session import ActiveRequest, Session, split_context
+from .session import ActiveRequest, Session
 
 log = logging.getLogger("infill.live")
 
@@ -27,7 +32,7 @@ class Hub(Protocol):
     """What a connection needs from the server that owns it."""
 
     limits: Limits
-    scheduler: FairScheduler
+    worker: EngineWorker
     model_name: str
 
     def token_ok(self, token: Optional[str]) -> bool: ...
@@ -177,27 +182,26 @@ class LiveConnection:
         except p.ProtocolError as err:
             err.request_id = message.request_id
             raise
-        prefix, suffix = split_context(session.document.text, start, end,
-                                       prefix_chars=self.limits.prefix_chars, suffix_chars=self.limits.suffix_chars)
         self._cancel_active(session, "superseded")
-        job = Job(connection=id(self), session=session.id, request_id=message.request_id, prefix=prefix,
-                  suffix=suffix, language=session.language, settings={**session.settings, **message.settings},
-                  deliver=lambda kind, payload: None)
-        job.deliver = self._poster(job)  # needs the job itself, so it is set after construction
-        session.active = ActiveRequest(job, message.range, session.document.version)
-        self.hub.scheduler.submit(job)
+        # The whole text around the range: the engine decides the window (engine/window.py).
+        text = session.document.text
+        call = InfillCall(text[:start], text[end:], session.language, {**session.settings, **message.settings})
+        job = Job(id(self), session.id, call, self.hub.worker.supersede(id(self), session.id))
+        job.on_step = lambda step: self._post(job, "step", step)
+        job.on_done = lambda outcome: self._post(job, "done", outcome)
+        session.active = ActiveRequest(job, message.request_id, message.range, session.document.version)
+        self.hub.worker.submit(job)
         self.send({"type": "queued", "session": session.id, "id": message.request_id,
-                   "pending": self.hub.scheduler.pending()})
+                   "pending": self.hub.worker.pending()})
 
     def _cancel_active(self, session: Session, reason: str) -> None:
         active = session.active
         if active is None:
             return
         session.active = None
-        active.job.cancel.set()
-        self.hub.scheduler.withdraw(id(self), session.id)
-        self.outbox.drop_request(session.id, active.job.request_id)
-        self.send({"type": "cancelled", "session": session.id, "id": active.job.request_id, "reason": reason})
+        self.hub.worker.cancel(id(self), session.id)
+        self.outbox.drop_request(session.id, active.request_id)
+        self.send({"type": "cancelled", "session": session.id, "id": active.request_id, "reason": reason})
 
     def _close_session(self, session_id: str) -> None:
         session = self._session(session_id)
@@ -209,38 +213,38 @@ class LiveConnection:
     def _teardown(self) -> None:
         for session in self.sessions.values():
             if session.active is not None:
-                session.active.job.cancel.set()
-                self.hub.scheduler.withdraw(id(self), session.id)
+                self.hub.worker.cancel(id(self), session.id)
                 session.active = None
             self.hub.release_session()
         self.sessions.clear()
 
     # -- from the engine thread ---------------------------------------------------------------
 
-    def _poster(self, job: Job) -> Deliver:
-        def post(kind: str, payload: dict[str, Any]) -> None:
-            try:
-                self.loop.call_soon_threadsafe(self._on_engine, job, kind, payload)
-            except RuntimeError:
-                pass  # the loop is gone: the server is shutting down
-        return post
+    def _post(self, job: Job, kind: str, payload: Any) -> None:
+        """Called on the engine worker's thread: hand the event to the loop, never block."""
+        try:
+            self.loop.call_soon_threadsafe(self._on_engine, job, kind, payload)
+        except RuntimeError:
+            pass  # the loop is gone: the server is shutting down
 
-    def _on_engine(self, job: Job, kind: str, payload: dict[str, Any]) -> None:
-        session = self.sessions.get(job.session)
+    def _on_engine(self, job: Job, kind: str, payload: Any) -> None:
+        session = self.sessions.get(job.key)  # type: ignore[arg-type]
         if session is None or session.active is None or session.active.job is not job or job.cancel.is_set():
             return  # superseded, cancelled or closed: its terminal frame was already sent
-        if kind == "step":
-            self.send({"type": "step", "session": session.id, "id": job.request_id, **payload})
-            return
         active = session.active
+        if kind == "step":
+            self.send({"type": "step", "session": session.id, "id": active.request_id, **step_payload(payload, job)})
+            return
         session.active = None
-        if kind == "result":
-            self.send({"type": "result", "session": session.id, "id": job.request_id, "version": active.version,
-                       "range": active.range.to_json(), **payload})
-        else:
-            self.send(p.error_frame(payload["code"], payload["message"], session=session.id,
-                                    request_id=job.request_id))
-
+        outcome: Outcome = payload
+        if outcome.result is not None:
+            self.send({"type": "result", "session": session.id, "id": active.request_id, "version": active.version,
+                       "range": active.range.to_json(), **result_payload(outcome.result, job)})
+        elif isinstance(outcome.error, InfillError):  # its message is meant for users
+            self.send(p.error_frame(p.E_ENGINE, str(outcome.error), session=session.id, request_id=active.request_id))
+        else:  # an engine bug (logged by the worker) or a run that never produced a result
+            self.send(p.error_frame(p.E_INTERNAL, "the engine failed; see the server log", session=session.id,
+                                    request_id=active.request_id))
 
 def _dumps(frame: dict[str, Any]) -> str:
     return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))

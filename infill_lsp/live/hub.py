@@ -1,8 +1,10 @@
 """What every request to one engine shares: the token, the Origin policy, the limits, the
-fair queue and the engine thread, and the counters `/health` reports.
+engine worker (fair queue and thread), and the counters `/health` reports.
 
 One Hub per engine: `infill serve` has one (in `LiveServer`); under Ray Serve every
 replica builds its own (infill_lsp/live/cluster.py), with the same token and policy.
+Model work of live sessions and HTTP completions alike runs on the hub's engine worker
+(engine/worker.py), which takes turns across connections and requests.
 """
 from __future__ import annotations
 
@@ -13,11 +15,11 @@ import socket
 from collections import Counter
 from typing import Any, Optional
 
+from engine.worker import EngineWorker
+
 from .channel import Channel
 from .limits import Limits
 from .pages import OriginPolicy
-from .scheduler import FairScheduler
-from .worker import EngineWorker
 
 
 def default_replica_id() -> str:
@@ -26,19 +28,14 @@ def default_replica_id() -> str:
 
 class Hub:
     def __init__(self, engine: Any, *, token: str, limits: Limits = Limits(),
-                 origins: OriginPolicy = OriginPolicy(frozenset()),
-                 error_type: Optional[type[BaseException]] = None, replica_id: Optional[str] = None) -> None:
+                 origins: OriginPolicy = OriginPolicy(frozenset()), replica_id: Optional[str] = None) -> None:
         self.engine = engine
         self.token = token
         self.limits = limits
         self.origins = origins
         self.model_name = str(getattr(engine, "model_name", "unknown"))
         self.replica_id = replica_id or default_replica_id()
-        self.scheduler = FairScheduler()
-        if error_type is None:
-            from engine import InfillError
-            error_type = InfillError
-        self.worker = EngineWorker(engine, self.scheduler, error_type)
+        self.worker = EngineWorker(engine, name="infill-live-engine")  # every model call: live sessions and HTTP
         self.sessions_open = 0
         self.connections = 0
         self.channels: set[Channel] = set()  # open live sockets, closed with 1001 at shutdown
@@ -69,23 +66,14 @@ class Hub:
         """`/health`: "ok" for anyone; model, replica, queue and counters for token holders."""
         body: dict[str, Any] = {"status": "ok"}
         if detailed:
-            body.update({"model": self.model_name, "replica": self.replica_id, "pending": self.scheduler.pending(),
+            body.update({"model": self.model_name, "replica": self.replica_id, "pending": self.worker.pending(),
                          "http_in_flight": self.http_in_flight, "live_connections": self.connections,
                          "completed": self.worker.completed, "counters": dict(self.counters)})
         return body
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    def start_engine(self) -> None:
-        if not self.worker.is_alive():
-            self.worker.start()
-
     def stop_engine(self, timeout: float = 10.0) -> None:
         """Cancel what is queued and running and let the engine thread finish (blocking)."""
-        for job in self.scheduler.close():
-            job.cancel.set()
-        current = self.worker.current
-        if current is not None:
-            current.cancel.set()
-        if self.worker.is_alive():
-            self.worker.join(timeout)
+        self.worker.close()  # pending jobs end cancelled, a running one at its next pass
+        self.worker.join(timeout)

@@ -16,6 +16,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from engine.types import brief
+
 from . import protocol as p
 
 MAX_STOP_SEQUENCES = 4
@@ -59,6 +61,7 @@ class CompletionRequest:
     stop: tuple[str, ...] = ()
     language: Optional[str] = None  # infill.language: picks the syntax constraint
     settings: dict[str, Any] = field(default_factory=dict)  # engine sampler knobs (SamplerSettings names)
+    cross_file: str = ""  # infill.cross_file: context from other files (the engine budgets it)
 
 
 def _bad(message: str, param: Optional[str], code: str = "invalid_value") -> ApiError:
@@ -75,7 +78,7 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
         raise ApiError(400, "the request body must be a JSON object", code="invalid_json")
     unknown = sorted(str(key) for key in data if key not in KNOWN_PARAMETERS)
     if unknown:
-        raise _bad(f"unrecognized request argument supplied: {p._brief(unknown[0])}", unknown[0], "unknown_parameter")
+        raise _bad(f"unrecognized request argument supplied: {brief(unknown[0])}", unknown[0], "unknown_parameter")
 
     prompt = data.get("prompt")
     if isinstance(prompt, list) and len(prompt) == 1:
@@ -111,7 +114,7 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
             raise _bad("'stream_options' must be {\"include_usage\": true|false}", "stream_options")
         include_usage = bool(options.get("include_usage", False))
 
-    settings, language = _infill_extension(data.get("infill"), max_request_tokens)
+    settings, language, cross_file = _infill_extension(data.get("infill"), max_request_tokens)
     max_tokens = data.get("max_tokens")
     if max_tokens is not None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= max_request_tokens:
@@ -132,7 +135,8 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise _bad(f"'{name}' must be a number (it is accepted and ignored)", name)
     return CompletionRequest(prompt=prompt, suffix=suffix, model=model, stream=stream, include_usage=include_usage,
-                             stop=_parse_stop(data.get("stop")), language=language, settings=settings)
+                             stop=_parse_stop(data.get("stop")), language=language, settings=settings,
+                             cross_file=cross_file)
 
 
 def _parse_stop(value: Any) -> tuple[str, ...]:
@@ -146,21 +150,27 @@ def _parse_stop(value: Any) -> tuple[str, ...]:
     return tuple(stops)
 
 
-def _infill_extension(value: Any, max_request_tokens: int) -> tuple[dict[str, Any], Optional[str]]:
-    """The `infill` object: {"language": ..., <sampler knob>: ...}, checked with the live protocol's rules."""
+def _infill_extension(value: Any, max_request_tokens: int) -> tuple[dict[str, Any], Optional[str], str]:
+    """The `infill` object: {"language", "cross_file", <sampler knob>: ...}; the knobs are
+    checked with the live protocol's rules (the engine's settings schema)."""
     if value is None:
-        return {}, None
+        return {}, None, ""
     if not isinstance(value, dict):
         raise _bad("'infill' must be an object such as {\"language\": \"python\"}", "infill")
     knobs = dict(value)
     language = knobs.pop("language", None)
     if language is not None and (not isinstance(language, str) or not p._LANGUAGE.match(language)):
         raise _bad("'infill.language' must be a short identifier such as \"python\"", "infill.language")
+    cross_file = knobs.pop("cross_file", None)
+    if cross_file is None:
+        cross_file = ""
+    if not isinstance(cross_file, str):
+        raise _bad("'infill.cross_file' must be a string (context from other files)", "infill.cross_file")
     try:
         settings = p.parse_settings(knobs, session=None, request_id=None, max_request_tokens=max_request_tokens)
     except p.ProtocolError as err:
         raise _bad(err.message, "infill") from None
-    return settings, language
+    return settings, language, cross_file
 
 
 # -- answers -----------------------------------------------------------------------------

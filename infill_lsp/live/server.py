@@ -21,6 +21,8 @@ from typing import Any, Iterator, Optional
 
 import uvicorn
 
+from engine.types import InfillError
+
 from . import pages
 from .app import build_app
 from .hub import Hub
@@ -60,10 +62,8 @@ class _Uvicorn(uvicorn.Server):
 class LiveServer(Hub):
     """A Hub served by uvicorn on one socket in this process."""
 
-    def __init__(self, engine: Any, config: LiveConfig = LiveConfig(), *,
-                 error_type: Optional[type[BaseException]] = None) -> None:
-        super().__init__(engine, token=config.token or secrets.token_urlsafe(24), limits=config.limits,
-                         error_type=error_type)
+    def __init__(self, engine: Any, config: LiveConfig = LiveConfig()) -> None:
+        super().__init__(engine, token=config.token or secrets.token_urlsafe(24), limits=config.limits)
         self.config = config
         self.token_generated = config.token is None
         self._socket: Optional[socket.socket] = None
@@ -107,7 +107,6 @@ class LiveServer(Hub):
                 self._serving.result()  # raises what stopped it
                 raise RuntimeError("the HTTP server stopped while starting")
             await asyncio.sleep(0.01)
-        self.start_engine()
 
     async def stop(self) -> None:
         for channel in list(self.channels):  # live clients learn why: 1001, going away
@@ -195,10 +194,10 @@ def main(argv: list[str]) -> int:
     import engine
     try:
         eng = engine.load(model_dir=args.model)
-    except engine.InfillError as exc:
+    except InfillError as exc:
         return _usage_error(str(exc))
     try:
-        return asyncio.run(_serve_until_signal(LiveServer(eng, config, error_type=engine.InfillError)))
+        return asyncio.run(_serve_until_signal(LiveServer(eng, config)))
     except KeyboardInterrupt:
         return 0
 

@@ -48,7 +48,7 @@ def reference_infill(eng, prefix: str, suffix: str, canvas_size: int = REFERENCE
     """LLaDA-style low-confidence remasking: one commit per step, no cache."""
     tok = eng.tokenizer
     start = time.perf_counter()
-    prefix_ids, suffix_ids, _, _ = eng._tokens(prefix, suffix, eng.settings)
+    prefix_ids, suffix_ids = eng.context_ids(prefix, suffix)
     canvas = [tok.mask_id] * canvas_size
     for _ in range(canvas_size):
         logits = uncached_canvas_logits(eng.model, prefix_ids, suffix_ids, canvas)
@@ -77,7 +77,7 @@ def run_bench(model_dir: Optional[Path] = None, limit: Optional[int] = None, as_
     ref_ms, ref_tokens, ref_em = [], 0, 0
     eng.infill(items[0]["prefix"], items[0]["suffix"], language=items[0].get("language"))  # warm-up
     for i, item in enumerate(items, 1):
-        eng._context_cache = None  # each item is a cold request: no cache carried over
+        eng.forget_context()  # each item is a cold request: no cache carried over
         r = eng.infill(item["prefix"], item["suffix"], language=item.get("language"))
         ours_ms.append(r.ms)
         ours_tokens += r.tokens

@@ -42,7 +42,7 @@ def edit_similarity(middle: str, expected: str) -> float:
 def measure(eng, items: list[dict], **settings) -> dict:
     ms, em, tokens, forwards, similarity = [], 0, 0, 0, 0.0
     for item in items:
-        eng._context_cache = None
+        eng.forget_context()
         r = eng.infill(item["prefix"], item["suffix"], language=item["language"], **settings)
         ms.append(r.ms)
         em += exact_match(r.middle, item["middle"])

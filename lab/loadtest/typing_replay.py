@@ -130,7 +130,6 @@ def run_session(initial: str, cursor: int, typed: str, model_dir: Path | None, a
                 },
             )
             document.text = document.text[:cursor] + char + document.text[cursor:]
-            document._line_starts = None
             cursor += len(char)
             message_id, future = client.request_async(
                 "textDocument/inlineCompletion",
