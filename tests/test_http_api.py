@@ -207,8 +207,10 @@ def test_parse_completion_request_rules() -> None:
     parsed = api.parse_completion_request(json.dumps({
         "model": "m", "prompt": ["p"], "suffix": None, "max_tokens": 3, "temperature": 0.5, "seed": 7,
         "stop": "\n\n", "top_p": 1, "user": "me", "n": 1, "echo": False, "logprobs": None,
-        "infill": {"language": "python", "edit_threshold": 0.5}}).encode(), max_request_tokens=16)
+        "infill": {"language": "python", "edit_threshold": 0.5, "cross_file": "# other.py: def f()\n"}}).encode(),
+        max_request_tokens=16)
     assert parsed.prompt == "p" and parsed.suffix == "" and parsed.model == "m" and parsed.stop == ("\n\n",)
+    assert parsed.cross_file == "# other.py: def f()\n"
     assert parsed.language == "python" and not parsed.stream
     assert parsed.settings == {"max_tokens": 3, "temperature": 0.5, "seed": 7, "edit_threshold": 0.5}
     with pytest.raises(api.ApiError) as info:

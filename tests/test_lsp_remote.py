@@ -206,13 +206,18 @@ def test_any_openai_compatible_server_gets_the_standard_fields_only(tmp_path: Pa
         try:
             client.open(URI, SOURCE)
             assert [item["insertText"] for item in inline(client)["items"]] == ["a + b"]
+            client.open("file:///w/helpers.py", "def scale(x, k):\n    return x * k\n")
+            assert [item["insertText"] for item in inline(client, 3, 0)["items"]] == ["a + b"]
         finally:
             client.close()
     finally:
         other.shutdown()
-    (body,) = _OtherServer.bodies
-    assert body == {"prompt": "def add(a, b):\n    return ", "suffix": "\n\nprint(add(1, 2))\n", "stream": False,
-                    "model": "other-fim-model", "max_tokens": 8}
+    first, second = _OtherServer.bodies
+    assert first == {"prompt": "def add(a, b):\n    return ", "suffix": "\n\nprint(add(1, 2))\n", "stream": False,
+                     "model": "other-fim-model", "max_tokens": 8}
+    # Another open file's outline rides in front of the prompt, as comment lines.
+    assert set(second) == set(first) and second["prompt"].startswith("# Context from helpers.py:\n# def scale(x, k):")
+    assert second["prompt"].endswith(SOURCE[:SOURCE.index("print")])
 
 
 @pytest.mark.parametrize("argv, message", [
