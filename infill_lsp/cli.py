@@ -99,7 +99,7 @@ def _eval(argv: list[str]) -> int:
 # Subcommands that parse their own arguments: name -> (runner, help). Each runner is main(argv) -> int.
 DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "lsp": (_lsp, "run the language server (stdio, or --tcp on loopback)"),
-    "serve": (_serve, "run the WebSocket live-rewrite server and its playground"),
+    "serve": (_serve, "run the HTTP API, WebSocket live rewrites and the playground (--replicas: on Ray Serve)"),
     "quantize": (_quantize, "write an int8/int4 quantized copy of a model directory"),
     "models": (_models, "list the model families infill can load"),
     "corpus": (_corpus, "build the training corpus from pinned sources (source checkout)"),

@@ -12,13 +12,11 @@ import json
 import logging
 from typing import Any, Optional, Protocol, Union
 
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
-
 from engine.types import InfillError
 from engine.worker import EngineWorker, InfillCall, Job, Outcome
 
 from . import protocol as p
+from .channel import Channel, ChannelClosed
 from .document import Document
 from .frames import result_payload, step_payload
 from .limits import Limits, TokenBucket
@@ -43,7 +41,7 @@ class Hub(Protocol):
 
 
 class LiveConnection:
-    def __init__(self, hub: Hub, ws: ServerConnection) -> None:
+    def __init__(self, hub: Hub, ws: Channel) -> None:
         self.hub = hub
         self.ws = ws
         self.limits = hub.limits
@@ -66,7 +64,7 @@ class LiveConnection:
                     # sits behind it, and the closing handshake cannot finish until it is read.
                     continue
                 self._handle(raw)
-        except ConnectionClosed:
+        except ChannelClosed:
             pass
         finally:
             self._teardown()
@@ -74,7 +72,7 @@ class LiveConnection:
                 # Let the sender deliver the error frame and close with the documented code.
                 try:
                     await asyncio.wait_for(sender, timeout=5.0)
-                except (asyncio.TimeoutError, ConnectionClosed):
+                except (asyncio.TimeoutError, ChannelClosed):
                     pass
             sender.cancel()
 
@@ -106,7 +104,7 @@ class LiveConnection:
                     await self.ws.close(frame["code"], frame["reason"])
                     return
                 await self.ws.send(_dumps(frame))
-        except ConnectionClosed:
+        except ChannelClosed:
             pass
 
     # -- incoming -------------------------------------------------------------------------
