@@ -60,7 +60,7 @@ def _training_modules():
     return data, train
 
 
-def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: int, threads: int, compile: int = 0, seed: int = 0) -> dict:
+def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: int, threads: int, compile: int = 0, seed: int = 0, profile: Path | None = None) -> dict:
     """One config's step in this process: warm-up steps, then `steps` timed steps."""
     import torch
 
@@ -94,8 +94,17 @@ def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: 
         step(next(batches))
     timed = [next(batches) for _ in range(steps)]
     start, cpu_start = time.perf_counter(), time.process_time()
-    for batch in timed:
-        step(batch)
+    if profile is not None:  # the same steps under torch.profiler: the table is the summary
+        from torch.profiler import ProfilerActivity
+        from torch.profiler import profile as profiler
+
+        with profiler(activities=[ProfilerActivity.CPU]) as prof:
+            for batch in timed:
+                step(batch)
+        profile.write_text(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25) + "\n")
+    else:
+        for batch in timed:
+            step(batch)
     wall = time.perf_counter() - start
     # CPU seconds of this process: on a shared machine the wall clock also counts the
     # time other processes held the core, CPU time (at one thread) does not.
@@ -146,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline", default=None, help="git revision whose training step to measure side by side")
     p.add_argument("--compile", action="store_true", help="measure this tree with `infill train --compile`")
     p.add_argument("--baseline-config", default=None, help="the baseline's config (default: each --config)")
+    p.add_argument("--profile", type=Path, default=None, help="profile this tree's first config in-process (torch.profiler) and write the table here")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     configs = args.config or ["d256x6h4"]
@@ -154,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.corpus / "train.jsonl").exists():
         p.error(f"{args.corpus}/train.jsonl not found: run `infill corpus --out {args.corpus}` first")
     here = Path(__file__).resolve().parents[2]
+    if args.profile:
+        result = measure(configs[0], args.corpus, args.tokenizer, args.batch_size, args.steps, args.threads, int(args.compile), profile=args.profile)
+        print(f"{configs[0]}: {result['tokens_per_s']:,} tok/s under the profiler; table in {args.profile}")
+        return 0
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"this tree": here}
