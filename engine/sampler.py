@@ -118,13 +118,14 @@ class CanvasState:
             self.ids[pos] = token
 
 
-def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False, contiguous: bool = False) -> list[Proposal]:
+def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False, contiguous: bool = False, end_in_run: bool = False) -> list[Proposal]:
     """Commits for this pass, most confident first (see module docstring, rules 2-3).
 
     probs: (N, V) probabilities for every canvas position. With `left_to_right` only the
     first masked position may commit (one token per pass, in text order). With
     `contiguous` the first masked position always commits and the masked positions right
-    after it join while each is at least `threshold` sure: text order, several per pass."""
+    after it join while each is at least `threshold` sure: text order, several per pass;
+    with `end_in_run` the run may end with an end-of-middle that is that sure."""
     tok = canvas.tok
     masked = canvas.masked_positions()
     if not masked:
@@ -134,7 +135,7 @@ def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_
         masked = [first]
     conf, pred = probs.max(dim=-1)  # (N,), (N,)
     if contiguous and not left_to_right:
-        return _contiguous_run(probs, canvas, conf, pred, threshold)
+        return _contiguous_run(probs, canvas, conf, pred, threshold, end_in_run)
     eligible: list[Proposal] = []
     for pos in masked:
         token = int(pred[pos])
@@ -157,10 +158,12 @@ def _best_text(probs: torch.Tensor, position: int, mask_id: int) -> Proposal:
     return Proposal(position, int(row.argmax()), float(row.max()))
 
 
-def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor, pred: torch.Tensor, threshold: float) -> list[Proposal]:
+def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor, pred: torch.Tensor, threshold: float, end_in_run: bool) -> list[Proposal]:
     """The first masked position's best non-mask token, then each next masked position of
-    the same unbroken run while its best token is text (an EOM may only come first) and
-    at least `threshold` sure."""
+    the same unbroken run while its best token is text and at least `threshold` sure.
+    An EOM may come first, or (`end_in_run`) close the run: every position before it then
+    holds text, so it does not run ahead of unresolved text (rule 3), and the middle ends
+    in this pass instead of spending one more on its end (docs/sampler.md)."""
     tok = canvas.tok
     masked = canvas.masked_positions()
     run = [_best_text(probs, masked[0], tok.mask_id)]
@@ -168,9 +171,12 @@ def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor
         return run
     for pos in masked[1:]:
         token = int(pred[pos])
-        if pos != run[-1].position + 1 or token in (tok.eom_id, tok.mask_id) or float(conf[pos]) < threshold:
+        ends = token == tok.eom_id
+        if pos != run[-1].position + 1 or token == tok.mask_id or (ends and not end_in_run) or float(conf[pos]) < threshold:
             break
         run.append(Proposal(pos, token, float(conf[pos])))
+        if ends:
+            break
     return sorted(run, key=lambda p: -p.confidence)
 
 
@@ -454,9 +460,14 @@ def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) ->
 
 
 def commit(canvas: CanvasState, proposals: list[Proposal]) -> list[CanvasChange]:
-    """Write the proposals into the canvas (an end-of-middle closes it, rule 3)."""
+    """Write the proposals into the canvas (an end-of-middle closes it, rule 3). Text goes
+    first; an end is dropped if a position before it is still masked (a text proposal
+    before it was vetoed), so an end never runs ahead of unresolved text."""
     changes = []
-    for p in proposals:
+    eom = canvas.tok.eom_id
+    for p in sorted(proposals, key=lambda p: p.token == eom):  # stable: text in confidence order, then the end
+        if p.token == eom and canvas.tok.mask_id in canvas.ids[: p.position]:
+            continue
         canvas.commit(p.position, p.token)
         kind = "end" if p.token == canvas.tok.eom_id else "commit"
         changes.append(CanvasChange(p.position, canvas.tok.piece(p.token), p.confidence, kind))
@@ -487,7 +498,7 @@ def denoise_pass(probs: torch.Tensor, run: Denoising) -> tuple[list[CanvasChange
         ending = _valid_ending(probs, canvas, run.constraint, run.prefix, run.suffix)
         if ending is not None:
             return _close_with(canvas, ending, run.max_tokens), True
-    proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous) if masked else []
+    proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous, settings.end_in_run) if masked else []
     changes = commit(canvas, constrain(proposals, probs, run))
     changes += edit(probs, run, frozen={c.position for c in changes})
     if not masked:

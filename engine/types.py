@@ -51,6 +51,7 @@ class SamplerSettings:
     allow_end: bool = knob(True)  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
     left_to_right: bool = knob(False, client=True)  # commit only the first masked position each pass (the cautious candidate)
     contiguous: bool = knob(True, client=True)  # commit in text order: the first masked position, then the next while sure (docs/sampler.md)
+    end_in_run: bool = knob(True, client=True)  # a contiguous run may end with a sure end-of-middle (the middle closes in the same pass)
     copy_weight: float = knob(0.3, 0.0, 1.0, client=True)  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
     copy_context_tokens: int = knob(2048, 0, 65536)  # prefix tokens the copy guess looks in (may exceed context_tokens)
     end_when_valid: bool = knob(False)  # with left_to_right and a constraint: stop at the first complete, valid middle

@@ -306,3 +306,30 @@ def test_the_sampler_steps_compose_into_the_driver(tok):
     while (ids := again.canvas_ids()) is not None:
         again.advance(model.canvas_logits(None, torch.tensor([ids]))[0])
     assert again.finish().result.middle == whole.middle
+
+
+def test_a_sure_end_closes_a_contiguous_run_in_the_same_pass(tok):
+    # Text and the end right after it are sure: one pass writes the middle and ends it.
+    target = [20, 21, 22]
+    model = ScriptedModel(tok, target, confidence=[0.99, 0.99, 0.99, 0.99])
+    steps, result = _run(model, tok, contiguous=True, end_in_run=True, confidence_threshold=0.9, max_edit_passes=0)
+    assert result.middle == tok.decode(target) and result.stop_reason == "end_of_middle"
+    assert [c.kind for c in steps[0].changes].count("end") == 1 and len(steps) == 2  # one pass, then the result
+    # Without the rule the end waits for a pass of its own.
+    steps_before, result_before = _run(model, tok, contiguous=True, end_in_run=False, confidence_threshold=0.9, max_edit_passes=0)
+    assert result_before.middle == result.middle and len(steps_before) == len(steps) + 1
+    # An unsure end does not join the run.
+    model = ScriptedModel(tok, target, confidence=[0.99, 0.99, 0.99, 0.5])
+    steps, _ = _run(model, tok, contiguous=True, end_in_run=True, confidence_threshold=0.9, max_edit_passes=0)
+    assert "end" not in [c.kind for c in steps[0].changes]
+
+
+def test_an_end_is_never_committed_behind_a_vetoed_position(tok):
+    # The constraint refuses the text at position 1 (and its fallbacks): the sure end at
+    # position 3 must not close the middle over the hole.
+    from engine.sampler import CanvasState, Proposal, commit
+
+    canvas = CanvasState(4, tok)
+    changes = commit(canvas, [Proposal(0, 20, 0.99), Proposal(3, tok.eom_id, 0.99), Proposal(2, 22, 0.95)])
+    assert [c.kind for c in changes] == ["commit", "commit"]
+    assert canvas.ids[1] == tok.mask_id and canvas.end() is None
