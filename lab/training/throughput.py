@@ -107,7 +107,7 @@ def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: 
     canvas = sum(int((b.segments >= 3).sum()) for b in timed)
     prefix_loss = sum(int(((b.segments == 2) & (b.targets >= 0)).sum()) for b in timed)
     return {
-        "config": config, "parameters": params, "batch_size": batch_size, "steps": steps, "cpu_seconds": round(seconds, 3), "wall_seconds": round(wall, 3),
+        "config": config, "compiled": bool(compile), "parameters": params, "batch_size": batch_size, "steps": steps, "cpu_seconds": round(seconds, 3), "wall_seconds": round(wall, 3),
         "tokens_per_s": round(tokens / seconds), "tflops": round(flops / seconds / 1e12, 4),
         "padding": round(1 - tokens / computed, 4),
         "loss_positions": round((canvas + prefix_loss) / tokens, 4), "canvas_positions": round(canvas / tokens, 4),
@@ -115,17 +115,18 @@ def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: 
 
 
 def _child(tree: Path, args: argparse.Namespace, config: str) -> dict:
-    if tree != Path(__file__).resolve().parents[2] and args.baseline_config:
-        config = args.baseline_config
     """Measure in a fresh process importing the training code of `tree`."""
+    here = tree == Path(__file__).resolve().parents[2]
+    if not here and args.baseline_config:
+        config = args.baseline_config
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); "
         "from importlib.machinery import SourceFileLoader; "
         "m = SourceFileLoader('throughput', sys.argv[2]).load_module(); "
-        "print(json.dumps(m.measure(sys.argv[3], *map(__import__('pathlib').Path, sys.argv[4:6]), *map(int, sys.argv[6:9]))))"
+        "print(json.dumps(m.measure(sys.argv[3], *map(__import__('pathlib').Path, sys.argv[4:6]), *map(int, sys.argv[6:10]))))"
     )
     cmd = [sys.executable, "-c", code, str(tree), __file__, config, str(args.corpus.resolve()), str(args.tokenizer.resolve()),
-           str(args.batch_size), str(args.steps), str(args.threads), str(int(args.compile and tree == Path(__file__).resolve().parents[2]))]
+           str(args.batch_size), str(args.steps), str(args.threads), str(int(args.compile and here))]
     env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS=str(args.threads))
     out = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if out.returncode != 0:
@@ -166,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                     for name, tree in trees.items():
                         result = _child(tree, args, config) | {"tree": name, "round": r, "compared_with": config}
                         rows.append(result)
-                        print(f"{name:>20} {config:>10} round {r}: {result['tokens_per_s']:>7,} tok/s  {result['tflops']:.3f} TFLOP/s  "
+                        print(f"{name:>20} {result['config']:>10}{' compiled' if result.get('compiled') else ''} round {r}: {result['tokens_per_s']:>7,} tok/s  {result['tflops']:.3f} TFLOP/s  "
                               f"padding {result['padding']:.1%}  loss on {result['loss_positions']:.1%} (canvas {result['canvas_positions']:.1%})", flush=True)
         finally:
             if args.baseline:
