@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lab.training.throughput", description=__doc__.splitlines()[0])
     p.add_argument("--config", action="append", type=str, help="dDxLhH (repeatable; default d256x6h4, the shipped shape)")
     p.add_argument("--corpus", type=Path, default=Path("data/corpus"))
-    p.add_argument("--tokenizer", type=Path, default=Path(__file__).resolve().parents[1] / "default_model" / "tokenizer.json")
+    p.add_argument("--tokenizer", type=Path, default=Path(__file__).resolve().parents[2] / "engine" / "default_model" / "tokenizer.json")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--threads", type=int, default=1)
