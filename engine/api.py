@@ -141,8 +141,8 @@ class Engine:
         p_text = prefix_window(prefix, settings.context_tokens)
         s_text = suffix_window(suffix, settings.suffix_tokens)
         prefix_ids = tok.encode(p_text)[-max(0, settings.context_tokens - 1) :] if settings.context_tokens > 1 else []
-        if tok.bos_id is not None:
-            prefix_ids = [tok.bos_id] + prefix_ids
+        if tok.bos_id is not None and not getattr(self.model, "lays_out_prompt", False):
+            prefix_ids = [tok.bos_id] + prefix_ids  # family adapters add their own layout's tokens
         suffix_ids = tok.encode(s_text)[: settings.suffix_tokens]
         return prefix_ids, suffix_ids, p_text, s_text
 

@@ -182,8 +182,10 @@ def make_tiny_checkpoint(
         }
         if family in ("dream", "dreamon"):
             config.update({"architectures": ["DreamModel"], "model_type": "Dream", "bos_token_id": eos, "mask_token_id": ids["<|mask|>"]})
-        else:  # Open-dCoder: a plain qwen2 config; the mask token lives in the tokenizer
-            config.update({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2"})
+        else:  # Open-dCoder: a plain qwen2 config; the mask token lives in the tokenizer.
+            # Like the real one (Qwen2.5-Coder's), it names <|endoftext|> as bos_token_id,
+            # although Open-dLLM's infill prompt puts no token in front of the prefix.
+            config.update({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "bos_token_id": eos})
             (out_dir / "special_tokens_map.json").write_text(json.dumps({"mask_token": "[MASK]", "pad_token": "<|endoftext|>"}))
     model.eval()
     (out_dir / "config.json").write_text(json.dumps(config, indent=1))
