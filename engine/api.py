@@ -19,6 +19,7 @@ import torch
 
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
 from engine.sampler import denoise, run_to_end
+from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
 
@@ -209,6 +210,7 @@ class Engine:
                 result.middle = ""
                 result.stop_reason = "rejected"
             assert result is not None
+            result.middle = tidy_middle(prefix, result.middle, suffix)  # no doubled newline, no ghost `()`
             result.candidates_tried = attempt
             result.cached_context_tokens = reused
             result.ms = (time.perf_counter() - start) * 1000
