@@ -21,6 +21,7 @@ from typing import Optional
 import torch
 
 from engine.model import SEG_CANVAS, SEG_PREFIX, SEG_SUFFIX, InfillTransformer
+from engine.progress import report_progress
 
 BENCH_FILE = Path(__file__).resolve().parent / "bench_data" / "heldout_lines.jsonl"
 REFERENCE_CANVAS = 32
@@ -108,9 +109,7 @@ def run_bench(model_dir: Optional[Path] = None, limit: Optional[int] = None, as_
         ref_tokens += ref.tokens
         ref_em += exact_match(ref.middle, item["middle"])
         if not as_json:
-            print(f"\rbench {i}/{len(items)}", end="", file=sys.stderr, flush=True)
-    if not as_json:
-        print(file=sys.stderr)
+            report_progress("bench", i, len(items))
     ours_tps = ours_tokens / (sum(ours_ms) / 1000)
     ref_tps = ref_tokens / (sum(ref_ms) / 1000) if ref_tokens else 0.0
     report = {

@@ -17,6 +17,7 @@ from typing import Optional
 from engine.bench import exact_match, load_items
 from engine.evaluation.execution import run_program
 from engine.evaluation.humaneval import LineTask, single_line_tasks
+from engine.progress import report_progress
 
 
 def _spread(items: list, limit: Optional[int]) -> list:
@@ -29,7 +30,7 @@ def _spread(items: list, limit: Optional[int]) -> list:
 
 def _progress(label: str, done: int, total: int, quiet: bool) -> None:
     if not quiet:
-        print(f"\r{label} {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+        report_progress(label, done, total)
 
 
 def eval_humaneval(eng, limit: Optional[int], modes: list[str], quiet: bool = False, jobs: int = 4) -> dict:
