@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
+from .lexical import bracket_depths
 from .registry import LanguageSpec
 from .syntax import IncrementalParser, SyntaxErrorSpan, minimal_errors, token_left, token_right
 
 PREFIX_WINDOW_CHARS = 3000
 SUFFIX_WINDOW_CHARS = 3000
+MAX_WINDOW_CHARS = 200_000  # how far a window grows when its edges parse with errors
 
 
 def prefix_window(prefix: str, limit: int = PREFIX_WINDOW_CHARS) -> str:
@@ -62,6 +64,19 @@ def suffix_window(suffix: str, limit: int = SUFFIX_WINDOW_CHARS) -> str:
     return suffix[: cut + 1]
 
 
+def _edges_outside_blocks(spec: LanguageSpec, wp: str, ws: str, prefix: str, suffix: str) -> bool:
+    """Whether a cut window starts and ends between top-level constructs: at an unindented
+    line where it was cut, with brackets that never close more than they opened and are
+    all closed by its end (the hole's own brackets are balanced: `f(` + `)` in the suffix)."""
+    if len(wp) < len(prefix) and wp[:1] in (" ", "\t"):
+        return False
+    rest = suffix[len(ws):]
+    if rest and rest[:1] in (" ", "\t", "}", ")", "]"):
+        return False
+    lowest, final = bracket_depths(spec, wp + ws)
+    return lowest >= 0 and final == 0
+
+
 @dataclass
 class Window:
     """The per-request state: window text, the baseline parse and a reusable parser."""
@@ -83,14 +98,25 @@ class Window:
     @classmethod
     def build(cls, spec: LanguageSpec, prefix: str, suffix: str) -> "Window":
         language: ts.Language = spec.ts_language()
-        wp, ws = prefix_window(prefix), suffix_window(suffix)
-        wp_b, ws_b = wp.encode("utf-8"), ws.encode("utf-8")
         final_parser = IncrementalParser(language)
-        text = wp_b + ws_b
-        baseline = minimal_errors(final_parser.parse(text).root_node)
-        cursor = len(wp_b)
-        # Errors at the cursor are the hole the middle is meant to fill, not the file's.
-        at_cursor = [e for e in baseline if token_left(text, e.start) <= cursor <= token_right(text, e.end)]
+        prefix_limit, suffix_limit = PREFIX_WINDOW_CHARS, SUFFIX_WINDOW_CHARS
+        while True:
+            wp, ws = prefix_window(prefix, prefix_limit), suffix_window(suffix, suffix_limit)
+            wp_b, ws_b = wp.encode("utf-8"), ws.encode("utf-8")
+            text = wp_b + ws_b
+            baseline = minimal_errors(final_parser.parse(text).root_node)
+            cursor = len(wp_b)
+            # Errors at the cursor are the hole the middle is meant to fill, not the file's.
+            at_cursor = [e for e in baseline if token_left(text, e.start) <= cursor <= token_right(text, e.end)]
+            cut = len(wp) < len(prefix) or len(ws) < len(suffix)
+            whole = len(at_cursor) == len(baseline) and _edges_outside_blocks(spec, wp, ws, prefix, suffix)
+            if not cut or whole or prefix_limit >= MAX_WINDOW_CHARS:
+                break
+            # A window that starts or ends inside a block (or a string) parses with errors of
+            # its own, and a middle's error can hide inside them, or a true middle show them
+            # (the hole's error masked a missing `}` at the window's end): widen it until its
+            # edges are clean or the file's own errors are all that is left.
+            prefix_limit, suffix_limit = prefix_limit * 4, suffix_limit * 4
         return cls(
             spec=spec,
             prefix=wp_b,
