@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
@@ -188,13 +188,16 @@ class Engine:
             final: Optional[DenoiseStep] = None
             sampled_middle = ""
             attempt = 0
+            passes_before = 0  # a later candidate's passes are numbered on from the earlier ones'
             for attempt, attempt_cfg in enumerate(schedule, start=1):
                 for step in denoise(self.model, self.tokenizer, context, attempt_cfg, constraint=constraint, prefix_text=prefix, suffix_text=suffix, cancel=cancel, start_time=start, forwards_before=forwards, device=self.device, copy_source=copy_source):
+                    step = replace(step, step=step.step + passes_before)
                     if step.result is None:
                         yield step
                     else:
                         final = step
                 assert final is not None and final.result is not None
+                passes_before = final.step
                 result = final.result
                 sampled_middle = result.middle
                 forwards = result.forwards

@@ -268,3 +268,32 @@ def test_copy_weight_turns_an_unsure_position_into_the_copied_token(tok):
     copied = run_to_end(denoise(model, tok, context, SamplerSettings(copy_weight=0.6, max_tokens=2), copy_source=source))
     assert tok.encode(plain.middle)[0] == 20
     assert tok.encode(copied.middle)[0] == 50
+
+
+class _RefuseEveryMiddle:
+    """Allows every commit and refuses every finished middle: both candidates run."""
+
+    def allows(self, prefix, pieces, suffix):
+        return True
+
+    def accept_final(self, prefix, middle, suffix):
+        return False
+
+    def accept_complete(self, prefix, middle, suffix):
+        return True
+
+    def polish(self, prefix, middle, suffix):
+        return middle
+
+
+def test_a_second_candidate_numbers_its_passes_on(tiny_engine, monkeypatch):
+    # The playground listed `pass 1` twice: the second candidate restarted the count.
+    import engine.api
+
+    monkeypatch.setattr(engine.api, "_constraint_for", lambda language: _RefuseEveryMiddle())
+    steps = list(tiny_engine.stream("x = [1, 2, ", "]\n", language="python", max_tokens=6))
+    result = steps[-1].result
+    assert result.candidates_tried == 2 and result.middle == "" and result.stop_reason == "rejected"
+    numbers = [s.step for s in steps[:-1]]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 2
+    assert steps[-1].step == numbers[-1]

@@ -279,6 +279,36 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
   await page.locator('.monaco-editor .view-lines').filter({ hasText: /"accepted":\s*1\b/ }).first().waitFor({ timeout: 20_000 });
 });
 
+test("VS Code's accept-next-word takes part of infill's ghost text", async () => {
+  // VS Code's inline-suggest widget has partial acceptance built in (Ctrl+Right:
+  // editor.action.inlineSuggest.acceptNextWord); it must work on infill's suggestions.
+  await openFile('main.py');
+  await page.keyboard.press('Control+End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('def mul(a, b):', { delay: 30 });
+  await page.keyboard.press('Enter');
+  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
+  try {
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  } catch {
+    await page.keyboard.press('Alt+Backslash');
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  }
+  const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
+  const before = await settledFileText((text) => text.includes('def mul(a, b):'));
+  await page.keyboard.press('Control+ArrowRight');
+  const after = await settledFileText((text) => text !== before);
+  await page.screenshot({ path: join(env.artifacts, 'accept-next-word.png') });
+  const added = after.slice(before.trimEnd().length).replace(/^\s+/, '');
+  assert.ok(added.trim().length > 0, `Ctrl+Right added part of the ghost text:\n--- before\n${before}\n--- after\n${after}`);
+  const firstWord = ghostText.trim().match(/^[^\w]*\w+|^\S+/)[0];
+  assert.ok(after.includes(firstWord), `the file has the ghost text's first word ("${firstWord}"):\n${after}`);
+  if (ghostText.trim().split(/\W+/).filter(Boolean).length > 1) {
+    assert.ok(!after.includes(ghostText.trim()), `only the next word was accepted, not all of "${ghostText.trim()}":\n${after}`);
+  }
+  await page.keyboard.press('Escape');
+});
+
 test('a wrong server path gives a message naming the fix, and the editor stays usable', async () => {
   writeSettings(userSettings({ 'infill.server.path': '/nonexistent/infill' }));
   assert.match(await errorToast('/nonexistent/infill'), /infill\.server\.path/);
@@ -294,13 +324,13 @@ test('a wrong server path gives a message naming the fix, and the editor stays u
   assert.ok(after.includes('still_typing = True'), `typing still reaches the file:\n${after}`);
 });
 
-test('infill missing from the interpreter: the message says to pip install it', async () => {
+test('infill missing from the interpreter: the message says to install it from the checkout', async () => {
   const broken = script('broken-infill', `echo "Traceback (most recent call last):" >&2
 echo "ModuleNotFoundError: No module named 'engine'" >&2
 exit 1`);
   writeSettings(userSettings({ 'infill.server.path': broken }));
   const text = await errorToast('could not import engine');
-  assert.match(text, /pip install infill/);
+  assert.match(text, /pip install -e \/path\/to\/infill/);
   await infillStatus().locator('.codicon-error').waitFor({ timeout: 10_000 });
 });
 
