@@ -21,7 +21,7 @@ from pathlib import Path
 import tree_sitter as ts
 
 from grammars import get
-from grammars.tasks import InfillTask
+from grammars.tasks import InfillTask, capture_spans
 
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "sources"
@@ -48,9 +48,13 @@ class Hole:
         return f"{self.path}:{self.kind}:{self.start}"
 
 
+QUERY_FILES = {"typescript": "javascript"}  # TypeScript's grammar has JavaScript's node names
+
+
 @lru_cache(maxsize=None)
 def _query(language: str) -> ts.Query:
-    return ts.Query(get(language).ts_language(), (QUERIES / f"{language}.scm").read_text(encoding="utf-8"))
+    name = QUERY_FILES.get(language, language)
+    return ts.Query(get(language).ts_language(), (QUERIES / f"{name}.scm").read_text(encoding="utf-8"))
 
 
 def holes_in(data: bytes, language: str, path: str) -> list[Hole]:
@@ -60,20 +64,11 @@ def holes_in(data: bytes, language: str, path: str) -> list[Hole]:
     if tree.root_node.has_error:
         raise ValueError(f"{path}: does not parse cleanly; tasks need clean code")
     found: dict[tuple[int, int], Hole] = {}
-    for capture, nodes in ts.QueryCursor(_query(language)).captures(tree.root_node).items():
-        kind, _, part = capture.partition(".")
-        if kind not in KINDS:
+    for kind, start, end in capture_spans(_query(language), tree.root_node, KINDS):
+        middle = data[start:end]
+        if not middle.strip() or len(middle) > MAX_MIDDLE_CHARS or (start, end) in found:
             continue
-        for node in nodes:
-            start, end = node.start_byte, node.end_byte
-            if part == "inner":
-                if node.child_count < 2:
-                    continue
-                start, end = node.children[0].end_byte, node.children[-1].start_byte
-            middle = data[start:end]
-            if not middle.strip() or len(middle) > MAX_MIDDLE_CHARS or (start, end) in found:
-                continue
-            found[(start, end)] = Hole(path, language, kind, start, end)
+        found[(start, end)] = Hole(path, language, kind, start, end)
     return [found[key] for key in sorted(found)]
 
 

@@ -180,6 +180,20 @@ async function waitForServerReady() {
   );
 }
 
+// Waits for infill's ghost text at the cursor; returns its locator and its text.
+async function waitForGhost() {
+  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
+  try {
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  } catch {
+    // VS Code asks again on an explicit trigger (Alt+\) if the first request was cancelled.
+    await page.keyboard.press('Alt+Backslash');
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  }
+  const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
+  return { ghost, ghostText };
+}
+
 const infillStatus = () => page.locator('.statusbar-item').filter({ hasText: 'infill' }).first();
 
 before(async () => {
@@ -247,15 +261,7 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
   await page.keyboard.type(HEADER, { delay: 30 });
   await page.keyboard.press('Enter');
 
-  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
-  try {
-    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-  } catch {
-    // VS Code asks again on an explicit trigger (Alt+\) if the first request was cancelled.
-    await page.keyboard.press('Alt+Backslash');
-    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-  }
-  const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
+  const { ghost, ghostText } = await waitForGhost();
   assert.match(ghostText, /\S/, 'ghost text is not empty');
   await page.screenshot({ path: join(env.artifacts, 'ghost-text.png') });
 
@@ -287,14 +293,7 @@ test("VS Code's accept-next-word takes part of infill's ghost text", async () =>
   await page.keyboard.press('Enter');
   await page.keyboard.type('def mul(a, b):', { delay: 30 });
   await page.keyboard.press('Enter');
-  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
-  try {
-    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-  } catch {
-    await page.keyboard.press('Alt+Backslash');
-    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-  }
-  const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
+  const { ghostText } = await waitForGhost();
   const before = await settledFileText((text) => text.includes('def mul(a, b):'));
   await page.keyboard.press('Control+ArrowRight');
   const after = await settledFileText((text) => text !== before);
