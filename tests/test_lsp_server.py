@@ -199,7 +199,14 @@ def test_completion_fallback_edits_from_the_word_start(tmp_path: Path, tiny_mode
 
 
 def test_bad_settings_and_missing_model_reach_the_user_without_a_crash(tmp_path: Path, tiny_model: Path) -> None:
-    client = start(tmp_path, tmp_path / "no-such-model")
+    # The model directory comes from the editor's settings here: a wrong `--model` on the
+    # command line is refused at start instead (test_lsp_robustness.py).
+    client = LspClient(
+        [sys.executable, "-m", "infill_lsp"],
+        configuration={**FAST, "modelDir": str(tmp_path / "no-such-model")},
+        stderr_path=tmp_path / "server.err", cwd=str(tmp_path), env=_env(),
+    )
+    client.initialize(CAPABILITIES)
     try:
         error = client.wait_for_notification(lambda m: m.get("method") == "window/showMessage", 120)
         assert error["params"]["type"] == types.MessageType.Error.value and "no-such-model" in error["params"]["message"]
