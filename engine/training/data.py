@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 
-from engine.model import SEG_CANVAS, SEG_PAD, SEG_PREFIX, SEG_SUFFIX
+from engine.model import SEG_CANVAS, SEG_PAD, SEG_PREFIX, SEG_SUFFIX, BlockLayout
 from engine.tokenizer import Tokenizer
 
 
@@ -29,6 +30,11 @@ class DataConfig:
     edit_corruption: float = 0.1  # share of unmasked canvas tokens swapped for random ones (in half the examples)
     clean_weight: float = 0.1  # loss weight on unmasked, uncorrupted canvas tokens
     chars_per_token_budget: int = 6  # characters cut around the cursor per token of budget
+    # Noised copies of each canvas after one context (copy 2 masks the complement of
+    # copy 1, so every middle token carries a masked loss once): the context is computed
+    # once for all of them, which raises the share of computed positions that teach the
+    # diffusion objective (docs/training.md).
+    canvas_copies: int = 2
 
 
 @dataclass
@@ -111,19 +117,46 @@ class Batch:
     canvas_lengths: torch.Tensor  # (B,)
     masked: torch.Tensor  # (B, T) bool: canvas rows that were masked
     tokens: int  # non-pad tokens in the batch
+    layout: Optional[BlockLayout] = None  # aligned blocks (collate always makes them)
 
 
-def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: random.Random, t_values: list[float] | None = None) -> Batch:
-    """Pack examples as [suffix | prefix | canvas] rows and noise their canvases.
+def _noise_masks(N: int, t: float, copies: int, rng: random.Random) -> list[tuple[torch.Tensor, float]]:
+    """(mask, rate) per canvas copy: copy 0 masks each position with probability t, copy
+    1 masks exactly the positions copy 0 kept (rate 1 - t), later copies draw their own
+    rate. Every copy masks at least one position."""
+    first = torch.rand(N) < t
+    out = [(first, t)]
+    for c in range(1, copies):
+        if c == 1:
+            mask, rate = ~first, 1.0 - t
+        else:
+            rate = rng.random() * 0.98 + 0.02
+            mask = torch.rand(N) < rate
+        out.append((mask, max(rate, 0.02)))
+    for mask, _ in out:
+        if not mask.any():
+            mask[rng.randrange(N)] = True
+    return out
 
-    Noise level t per example is stratified over the batch (lower variance than i.i.d.,
-    as in MDLM's antithetic sampling) unless `t_values` fixes it (validation)."""
+
+def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: random.Random, t_values: list[float] | None = None, copies: int = 1) -> Batch:
+    """Lay examples out as aligned blocks [suffix | prefix | canvas copies] and noise
+    their canvases.
+
+    Each segment is right-padded to the batch's longest (`engine.model.BlockLayout`:
+    attention then runs per block). Noise level t per example is stratified over the
+    batch (lower variance than i.i.d., as in MDLM's antithetic sampling) unless
+    `t_values` fixes it (validation). Canvas copy c has segment id SEG_CANVAS + c."""
     Bn = len(examples)
     if t_values is None:
         offset = rng.random()
         t_values = [((i + offset) / Bn) * 0.98 + 0.02 for i in range(Bn)]
         rng.shuffle(t_values)
-    T = max(len(e.suffix) + len(e.prefix) + len(e.canvas) for e in examples)
+    layout = BlockLayout(
+        suffix=max(len(e.suffix) for e in examples), prefix=max(len(e.prefix) for e in examples),
+        canvas=max(len(e.canvas) for e in examples), copies=copies,
+    )
+    T = layout.context + copies * layout.canvas
     ids = torch.full((Bn, T), tok.pad_id, dtype=torch.long)
     positions = torch.zeros((Bn, T), dtype=torch.long)
     segments = torch.full((Bn, T), SEG_PAD, dtype=torch.long)
@@ -136,39 +169,36 @@ def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: rando
     tokens = 0
     for row, (ex, t) in enumerate(zip(examples, t_values)):
         S, P, N = len(ex.suffix), len(ex.prefix), len(ex.canvas)
-        tokens += S + P + N
-        o = 0
-        ids[row, o : o + S] = torch.tensor(ex.suffix, dtype=torch.long)
-        positions[row, o : o + S] = torch.arange(P + N, P + N + S)
-        segments[row, o : o + S] = SEG_SUFFIX
-        o += S
+        tokens += S + P + copies * N
+        ids[row, :S] = torch.tensor(ex.suffix, dtype=torch.long)
+        positions[row, :S] = torch.arange(P + N, P + N + S)
+        segments[row, :S] = SEG_SUFFIX
+        o = layout.suffix
         ids[row, o : o + P] = torch.tensor(ex.prefix, dtype=torch.long)
         positions[row, o : o + P] = torch.arange(P)
         segments[row, o : o + P] = SEG_PREFIX
         if P > 1:
             targets[row, o : o + P - 1] = torch.tensor(ex.prefix[1:], dtype=torch.long)
-        o += P
         canvas = torch.tensor(ex.canvas, dtype=torch.long)
-        mask = torch.rand(N, generator=None) < t
-        if not mask.any():
-            mask[rng.randrange(N)] = True
-        noisy = canvas.clone()
-        noisy[mask] = tok.mask_id
-        corrupt = torch.zeros(N, dtype=torch.bool)
-        if rng.random() < 0.5 and cfg.edit_corruption > 0:
-            corrupt = (~mask) & (torch.rand(N) < cfg.edit_corruption)
-            noisy[corrupt] = torch.randint(n_special, vocab, (int(corrupt.sum()),))
-        w = torch.full((N,), cfg.clean_weight)
-        w[corrupt] = 1.0
-        w[mask] = 1.0 / t
-        ids[row, o : o + N] = noisy
-        positions[row, o : o + N] = torch.arange(P, P + N)
-        segments[row, o : o + N] = SEG_CANVAS
-        targets[row, o : o + N] = canvas
-        weights[row, o : o + N] = w
-        masked[row, o : o + N] = mask
-        lengths[row] = N
-    return Batch(ids, positions, segments, targets, weights, lengths, masked, tokens)
+        for c, (mask, rate) in enumerate(_noise_masks(N, t, copies, rng)):
+            o = layout.context + c * layout.canvas
+            noisy = canvas.clone()
+            noisy[mask] = tok.mask_id
+            corrupt = torch.zeros(N, dtype=torch.bool)
+            if rng.random() < 0.5 and cfg.edit_corruption > 0:
+                corrupt = (~mask) & (torch.rand(N) < cfg.edit_corruption)
+                noisy[corrupt] = torch.randint(n_special, vocab, (int(corrupt.sum()),))
+            w = torch.full((N,), cfg.clean_weight)
+            w[corrupt] = 1.0
+            w[mask] = 1.0 / rate
+            ids[row, o : o + N] = noisy
+            positions[row, o : o + N] = torch.arange(P, P + N)
+            segments[row, o : o + N] = SEG_CANVAS + c
+            targets[row, o : o + N] = canvas
+            weights[row, o : o + N] = w
+            masked[row, o : o + N] = mask
+        lengths[row] = copies * N
+    return Batch(ids, positions, segments, targets, weights, lengths, masked, tokens, layout)
 
 
 class ExampleStream:
@@ -198,9 +228,19 @@ class ExampleStream:
                 return edit
         return make_example(text, self.tok, self.cfg, self.rng)
 
-    def batch(self, size: int) -> Batch:
-        indices = self.rng.choices(range(len(self.texts)), weights=self.weights, k=size)
-        return collate([self.example(i) for i in indices], self.tok, self.cfg, self.rng)
+    def batches(self, size: int, pool: int = 32):
+        """Endless batches of examples of similar shape: `pool` batches' worth of
+        examples are sorted by (canvas, prefix, suffix) length and cut into batches (in
+        random order), so each block of a batch is padded to lengths like its own.
+        Measured on the corpus (batch 16, aligned blocks, 2 canvas copies): padding falls
+        from ~16% of the computed positions (pool 1) to ~8% (pool 32)."""
+        while True:
+            indices = self.rng.choices(range(len(self.texts)), weights=self.weights, k=size * pool)
+            examples = sorted((self.example(i) for i in indices), key=lambda e: (len(e.canvas), len(e.prefix), len(e.suffix)))
+            groups = [examples[i : i + size] for i in range(0, len(examples), size)]
+            self.rng.shuffle(groups)
+            for group in groups:
+                yield collate(group, self.tok, self.cfg, self.rng, copies=self.cfg.canvas_copies)
 
 
 class _BatchDataset(torch.utils.data.IterableDataset):
@@ -215,8 +255,7 @@ class _BatchDataset(torch.utils.data.IterableDataset):
         info = torch.utils.data.get_worker_info()
         worker = info.id if info is not None else 0
         stream = ExampleStream(self.docs, self.tok, self.cfg, seed=self.seed * 1009 + worker, edit_fraction=self.edit_fraction)
-        while True:
-            yield stream.batch(self.batch_size)
+        yield from stream.batches(self.batch_size)
 
 
 def batch_source(docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float, batch_size: int, workers: int = 0):
@@ -226,8 +265,7 @@ def batch_source(docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, e
     step there). On a GPU the model outruns one process's tokenization and noising
     (~0.3M tokens/s), so `workers` processes prepare batches ahead of the GPU."""
     if workers <= 0:
-        stream = ExampleStream(docs, tok, cfg, seed=seed, edit_fraction=edit_fraction)
-        return iter(lambda: stream.batch(batch_size), None)
+        return ExampleStream(docs, tok, cfg, seed=seed, edit_fraction=edit_fraction).batches(batch_size)
     loader = torch.utils.data.DataLoader(
         _BatchDataset(docs, tok, cfg, seed, edit_fraction, batch_size),
         batch_size=None, num_workers=workers, prefetch_factor=4, persistent_workers=True,

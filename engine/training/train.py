@@ -33,31 +33,38 @@ from engine.modeldir import load_infill_model, read_config, save_model_dir
 from engine.tokenizer import Tokenizer
 from engine.training.corpus import read_split
 from engine.training.data import Batch, DataConfig, batch_source, collate, make_example
+from engine.training.loss import linear_cross_entropy
 from engine.training.snapshots import save_snapshot
 
 AR_LOSS_WEIGHT = 0.5
 
 
 def compute_loss(model: InfillTransformer, batch: Batch, device: torch.device) -> tuple[torch.Tensor, dict[str, float]]:
-    hidden = model(batch.ids.to(device), batch.positions.to(device), batch.segments.to(device))  # (B, T, C)
+    """Weighted masked-diffusion loss on canvas rows plus next-token loss on prefix rows.
+
+    Both are one weighted cross-entropy over the rows that carry loss (loss.py computes
+    projection and cross-entropy chunk by chunk); the weights make it equal to
+    canvas_loss + AR_LOSS_WEIGHT * mean next-token CE.
+    """
     segments = batch.segments.to(device)
     targets = batch.targets.to(device)
-    canvas_rows = segments == SEG_CANVAS
-    logits = model.logits(hidden[canvas_rows])  # (Nc, V)
-    ce = F.cross_entropy(logits, targets[canvas_rows], reduction="none")
-    w = batch.weights.to(device)[canvas_rows]
-    canvas_loss = (ce * w).sum() / batch.canvas_lengths.sum().to(device)
+    hidden = model(batch.ids.to(device), batch.positions.to(device), segments, batch.layout)  # (B, T, C)
+    canvas_rows = segments >= SEG_CANVAS
     prefix_rows = (segments == SEG_PREFIX) & (targets >= 0)
-    ar_logits = model.logits(hidden[prefix_rows])
-    ar_loss = F.cross_entropy(ar_logits, targets[prefix_rows])
-    masked = batch.masked.to(device)[canvas_rows]
+    row_weights = torch.where(canvas_rows, batch.weights.to(device) / batch.canvas_lengths.sum().to(device), 0.0)
+    row_weights = torch.where(prefix_rows, AR_LOSS_WEIGHT / prefix_rows.sum().clamp(min=1), row_weights)
+    rows = canvas_rows | prefix_rows
+    out = linear_cross_entropy(hidden[rows], model.lm_head.weight, targets[rows], row_weights[rows])
+    in_canvas = canvas_rows[rows]
+    masked = batch.masked.to(device)[rows] & in_canvas
+    ar_ce = out.ce[~in_canvas]
     stats = {
-        "canvas_loss": float(canvas_loss.detach()),
-        "masked_ce": float(ce[masked].detach().mean()) if masked.any() else 0.0,
-        "masked_acc": float((logits[masked].argmax(-1) == targets[canvas_rows][masked]).float().mean()) if masked.any() else 0.0,
-        "ar_loss": float(ar_loss.detach()),
+        "canvas_loss": float((out.ce * row_weights[rows])[in_canvas].sum()),
+        "masked_ce": float(out.ce[masked].mean()) if masked.any() else 0.0,
+        "masked_acc": float(out.correct[masked].float().mean()) if masked.any() else 0.0,
+        "ar_loss": float(ar_ce.mean()) if ar_ce.numel() else 0.0,
     }
-    return canvas_loss + AR_LOSS_WEIGHT * ar_loss, stats
+    return out.loss, stats
 
 
 def validation_batches(tok: Tokenizer, cfg: DataConfig, corpus: Path, n_batches: int, batch_size: int) -> list[Batch]:
@@ -87,6 +94,15 @@ def evaluate(model: InfillTransformer, batches: list[Batch], device: torch.devic
             totals[k] = totals.get(k, 0.0) + v / len(batches)
     model.train()
     return totals
+
+
+def make_optimizer(model: InfillTransformer, lr: float) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices only; the fused kernel (one pass over each
+    parameter instead of a dozen elementwise ops) where the device has one."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), fused=True)
 
 
 def lr_at(progress: float, peak: float, warmup: float) -> float:
@@ -122,6 +138,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--edit-fraction", type=float, default=0.1, help="share of next-edit examples in each batch")
     p.add_argument("--prefix-tokens", type=int, default=DataConfig.prefix_tokens)
     p.add_argument("--suffix-tokens", type=int, default=DataConfig.suffix_tokens)
+    p.add_argument("--canvas-copies", type=int, default=DataConfig.canvas_copies, help="noised copies of each canvas per context (2: complementary masks)")
     return p.parse_args(argv)
 
 
@@ -139,7 +156,7 @@ def main(argv: list[str]) -> int:
         print(f"train: no tokenizer at {tok_path}; training one on {args.corpus}", flush=True)
         train_tokenizer((d["text"] for d in read_split(args.corpus, "train")), 8192).save(str(tok_path))
     tok = Tokenizer.from_file(tok_path)
-    data_cfg = DataConfig(prefix_tokens=args.prefix_tokens, suffix_tokens=args.suffix_tokens)
+    data_cfg = DataConfig(prefix_tokens=args.prefix_tokens, suffix_tokens=args.suffix_tokens, canvas_copies=args.canvas_copies)
 
     ckpt_path = run / "checkpoint.pt"
     state = None
@@ -158,9 +175,7 @@ def main(argv: list[str]) -> int:
     elif args.init_from:
         model.load_state_dict(load_infill_model(args.init_from, read_config(args.init_from)).state_dict())
     model.to(device).train()
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95), fused=False)
+    opt = make_optimizer(model, args.lr)
     step, tokens, elapsed_before = 0, 0, 0.0
     history: dict = {}
     if state is not None:
