@@ -19,11 +19,11 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 setup: $(VENV)/.installed
 setup-test: $(VENV)/.installed-test
 
-# Fill the hole in examples/sample.py (the argument of `open()` on line 9) with the
+# Fill the hole in examples/sample.py (the argument of `read_lines()` on line 23) with the
 # embedded model, printing the completion and its figures.
 demo: setup
-	$(VENV)/bin/infill complete examples/sample.py --line 9 --column 15
-	$(VENV)/bin/infill complete examples/sample.py --line 9 --column 15 --json
+	$(VENV)/bin/infill complete examples/sample.py --line 23 --column 37
+	$(VENV)/bin/infill complete examples/sample.py --line 23 --column 37 --json
 
 # Everything CI runs: unit and end-to-end tests (LSP + real Neovim, WebSocket + browser),
 # then the VS Code end-to-end test in code-server.

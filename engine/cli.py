@@ -101,6 +101,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
         sys.stdout.write(result.middle)
         if not result.middle.endswith("\n"):
             sys.stdout.write("\n")
+        sys.stdout.flush()  # the completion's line before the figures on stderr, in a terminal too
         print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
         if not result.middle.strip():
             print(f"-- {explain_empty(result.stop_reason)}", file=sys.stderr)

@@ -1,12 +1,12 @@
-"""A small file to try infill on: `make demo` runs `infill complete examples/sample.py --line 9 --column 15`.
+"""A small file to try infill on: `make demo` runs `infill complete examples/sample.py --line 23 --column 37`.
 
-Line 9 has a hole to fill: the argument of `open()`, which the code around it names.
+Line 23 has a hole to fill: the argument of `read_lines()`, which the code around it names.
 """
 import os
 
 
 def read_lines(path):
-    with open() as fh:
+    with open(path) as fh:
         return [line.rstrip("\n") for line in fh]
 
 
@@ -20,7 +20,7 @@ def count_words(lines):
 
 def main():
     path = os.path.join(os.path.dirname(__file__), "sample.py")
-    counts = count_words(read_lines(path))
+    counts = count_words(read_lines())
     for word, n in sorted(counts.items(), key=lambda kv: -kv[1])[:5]:
         print(f"{n:4d} {word}")
 
