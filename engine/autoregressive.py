@@ -1,0 +1,112 @@
+"""The autoregressive baseline: the same weights, the middle written one token per pass.
+
+The embedded model's prefix is a causal language-model stream with a next-token head
+(training puts a next-token loss on every prefix position, engine/model.py). Decoding the
+middle through that stream, greedily, one token per forward pass with an exact KV cache
+(one new row per token), is how the same weights would be served by an ordinary LLM
+server, and it is the speed baseline the diffusion sampler is measured against
+(`infill bench --concurrency`, lab/concurrency/).
+
+It never sees the suffix, so it has no end-of-middle either. A decode stops
+- at `max_tokens`, or
+- when a line it has finished equals the suffix's first non-blank line: the text has run
+  into what already follows the cursor, so that line is dropped and the middle ends
+  before it (the suffix is only compared with, never given to the model).
+Its exact match is reported next to its speed; the comparison is one of speed.
+
+Requests are decoded together: every pass feeds one token per unfinished request through
+`InfillTransformer.next_token_logits` (shared linear layers, attention per request), and a
+request leaves the batch when it stops (`decode_many`, or the sweep's own scheduler
+driving `GreedyDecode.advance`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import torch
+
+from engine.model import ContextCache, DecodeStream, InfillTransformer
+from engine.tokenizer import Tokenizer
+
+
+@dataclass
+class DecodeResult:
+    middle: str
+    tokens: int  # tokens in the middle (a dropped suffix line is not counted)
+    forwards: int  # passes spent, the context encoding counted as one
+    stop_reason: str  # "suffix" | "max_tokens" | "empty"
+    ms: float = 0.0
+
+
+def first_suffix_line(suffix: str) -> Optional[str]:
+    """The suffix's first non-blank line, stripped; None if the suffix has none."""
+    for line in suffix.splitlines():
+        if line.strip():
+            return line.strip()
+    return None
+
+
+@dataclass
+class GreedyDecode:
+    """One request's greedy decode: feed `next_token`, then `advance` with its logits."""
+
+    tok: Tokenizer
+    stream: DecodeStream
+    next_token: int  # the token to feed in the next pass (first: the prefix's last token)
+    max_tokens: int
+    stop_line: Optional[str]
+    generated: list[int] = field(default_factory=list)
+    forwards: int = 1  # the context encoding
+    result: Optional[DecodeResult] = None
+
+    @classmethod
+    def start(cls, model: InfillTransformer, tok: Tokenizer, context: ContextCache, suffix: str, max_tokens: int) -> "GreedyDecode":
+        state = cls(tok, model.decode_stream(context, room=max_tokens + 1), context.prefix_ids[-1], max_tokens, first_suffix_line(suffix))
+        if max_tokens <= 0:
+            state.result = DecodeResult("", 0, state.forwards, "empty")
+        return state
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None
+
+    def advance(self, logits: torch.Tensor) -> None:
+        """Take the next token from this request's (V,) logits and decide whether to stop."""
+        row = logits.float().clone()
+        row[list(self.tok.special_ids)] = float("-inf")  # the stream never saw mask/EOM/BOS as text
+        token = int(row.argmax())
+        self.generated.append(token)
+        self.next_token = token
+        self.forwards += 1
+        text = self.tok.decode(self.generated)
+        if "\n" in self.tok.piece(token) and self.stop_line is not None:
+            finished = [line.strip() for line in text.split("\n")[:-1]]  # complete lines
+            if self.stop_line in finished:
+                middle = "".join(line + "\n" for line in text.split("\n")[: finished.index(self.stop_line)])
+                self.result = DecodeResult(middle, len(self.tok.encode(middle)), self.forwards, "suffix")
+                return
+        if len(self.generated) >= self.max_tokens:
+            self.result = DecodeResult(text, len(self.generated), self.forwards, "max_tokens")
+
+
+def decode_many(model: InfillTransformer, tok: Tokenizer, contexts: Sequence[ContextCache], suffixes: Sequence[str], max_tokens: int = 64) -> list[DecodeResult]:
+    """Greedy-decode every request together, one batched pass per token, each leaving the
+    batch when it stops. contexts[i] must hold request i's prefix (its suffix is unused)."""
+    start = time.perf_counter()
+    states = [GreedyDecode.start(model, tok, c, s, max_tokens) for c, s in zip(contexts, suffixes, strict=True)]
+    while True:
+        active = [s for s in states if not s.done]
+        if not active:
+            break
+        logits = model.next_token_logits([s.stream for s in active], torch.tensor([s.next_token for s in active]))
+        for state, row in zip(active, logits):
+            state.advance(row)
+    ms = (time.perf_counter() - start) * 1000
+    results = []
+    for s in states:
+        assert s.result is not None
+        s.result.ms = ms
+        results.append(s.result)
+    return results
