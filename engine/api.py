@@ -18,7 +18,7 @@ from typing import Any, Iterator, Optional
 import torch
 
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
-from engine.sampler import denoise, run_to_end
+from engine.sampler import Denoiser, run_to_end
 from engine.tokenizer import Tokenizer
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
 
@@ -156,65 +156,22 @@ class Engine:
             return prefix_ids
         return self.tokenizer.encode(prefix_window(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
 
-    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> Iterator[DenoiseStep]:
-        """Yield every denoising step; the last one carries the InfillResult.
-
-        Candidates: if the syntax constraint's final check refuses a middle (and every cut
-        of it, see accepted_cut), the canvas is denoised again left to right, one token
-        per pass, stopping at the first complete, valid middle; if that is refused too
-        the result is an empty middle."""
+    def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> "InfillJob":
+        """A checked request, ready to be run alone (`stream`) or with others (engine/batching.py)."""
         self._check(prefix, suffix)
         cfg = self.settings.replace(**settings)
         if cfg.max_tokens < 0 or cfg.block_size < 1 or not (0.0 <= cfg.confidence_threshold <= 1.0):
             raise InfillError("max_tokens must be >= 0, block_size >= 1 and confidence_threshold in [0, 1]")
-        constraint = _constraint_for(language) if cfg.constrained else None
+        return InfillJob(self, prefix, suffix, _constraint_for(language) if cfg.constrained else None, cfg, cancel)
+
+    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> Iterator[DenoiseStep]:
+        """Yield every denoising step; the last one carries the InfillResult (see InfillJob)."""
+        job = self.job(prefix, suffix, language, cancel, **settings)
         with self._lock:
-            start = time.perf_counter()
-            prefix_ids, suffix_ids, _, _ = self._tokens(prefix, suffix, cfg)
-            copy_source = self._copy_source(prefix, prefix_ids, cfg)
-            context, reused = self._encode(prefix_ids, suffix_ids)
-            forwards = 1 if reused < len(prefix_ids) + len(suffix_ids) else 0
-            # Model candidates: the request's settings, then a last resort written left to
-            # right that ends at the first complete, valid middle the model proposes (often
-            # one identifier for a condition): a short answer rather than none. A plain
-            # left-to-right candidate in between was measured: it rescued 2 of 21 refused
-            # middles and cost 40% more time per infill (docs/grammars.md).
-            schedule = [cfg] if constraint is None else [
-                cfg,
-                cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0),
-            ][: max(1, cfg.candidates)]
-            result: Optional[InfillResult] = None
-            final: Optional[DenoiseStep] = None
-            sampled_middle = ""
-            attempt = 0
-            for attempt, attempt_cfg in enumerate(schedule, start=1):
-                for step in denoise(self.model, self.tokenizer, context, attempt_cfg, constraint=constraint, prefix_text=prefix, suffix_text=suffix, cancel=cancel, start_time=start, forwards_before=forwards, device=self.device, copy_source=copy_source):
-                    if step.result is None:
-                        yield step
-                    else:
-                        final = step
-                assert final is not None and final.result is not None
-                result = final.result
-                sampled_middle = result.middle
-                forwards = result.forwards
-                if result.stop_reason == "cancelled" or constraint is None:
-                    break
-                accepted = accepted_cut(constraint, prefix, result.middle, suffix)
-                if accepted is not None:
-                    result.middle = accepted
-                    break
-                result.vetoed += 1
-            else:
-                assert result is not None
-                result.middle = ""
-                result.stop_reason = "rejected"
-            assert result is not None
-            result.candidates_tried = attempt
-            result.cached_context_tokens = reused
-            result.ms = (time.perf_counter() - start) * 1000
-            if result.middle != sampled_middle:  # the syntax check cut or polished it: count what is returned
-                result.tokens = min(result.tokens, len(self.tokenizer.encode(result.middle))) if result.middle else 0
-            yield DenoiseStep(final.step if final else 0, final.canvas if final else [], [], result.forwards, result.ms, result=result)
+            job.prepare()
+            while (ids := job.canvas_ids()) is not None:
+                yield job.advance(self.model.canvas_logits(job.context, torch.tensor([ids], dtype=torch.long, device=self.device))[0])
+            yield job.final_step()
 
     def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> InfillResult:
         return run_to_end(self.stream(prefix, suffix, language, cancel, **settings))
@@ -236,6 +193,90 @@ class Engine:
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model_name, "model_dir": str(self.model_dir) if self.model_dir else None, "device": self.device, "settings": asdict(self.settings), **self.info}
+
+
+class InfillJob:
+    """One request through the engine, a pass at a time, with the forward pass left to the
+    caller (like sampler.Denoiser, whose steps it forwards): `prepare()` encodes the
+    context, `canvas_ids()` is the canvas for the next pass (None when done),
+    `advance(logits)` applies a pass, `final_step()` carries the InfillResult. Engine.stream
+    runs one job alone; the batch worker runs many with one forward per pass.
+
+    Candidates: if the syntax constraint's final check refuses a middle (and every cut of
+    it, see accepted_cut), the canvas is denoised again left to right, one token per pass,
+    stopping at the first complete, valid middle; if that is refused too the result is an
+    empty middle. (A plain left-to-right candidate in between was measured: it rescued 2
+    of 21 refused middles and cost 40% more time per infill, docs/grammars.md.)
+    """
+
+    def __init__(self, engine: "Engine", prefix: str, suffix: str, constraint: Optional[SyntaxConstraint], settings: SamplerSettings, cancel: Optional[threading.Event]):
+        self.engine, self.prefix, self.suffix, self.constraint, self.cancel = engine, prefix, suffix, constraint, cancel
+        self.schedule = [settings] if constraint is None else [
+            settings,
+            settings.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0),
+        ][: max(1, settings.candidates)]
+        self.context: object = None
+        self.result: Optional[InfillResult] = None
+        self._attempt = 0
+        self._denoiser: Optional[Denoiser] = None
+        self._last: Optional[DenoiseStep] = None
+        self._sampled_middle = ""
+
+    def prepare(self) -> None:
+        """Tokenize and encode the context (reusing the engine's cache where exact)."""
+        self.start = time.perf_counter()
+        cfg = self.schedule[0]
+        prefix_ids, suffix_ids, _, _ = self.engine._tokens(self.prefix, self.suffix, cfg)
+        self.copy_source = self.engine._copy_source(self.prefix, prefix_ids, cfg)
+        self.context, self.reused = self.engine._encode(prefix_ids, suffix_ids)
+        self._start_candidate(1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
+
+    def canvas_ids(self) -> Optional[list[int]]:
+        while self._denoiser is not None:
+            ids = self._denoiser.canvas_ids()
+            if ids is not None:
+                return ids
+            self._end_candidate()
+        return None
+
+    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+        assert self._denoiser is not None, "advance() after the job finished"
+        return self._denoiser.advance(logits)
+
+    def final_step(self) -> DenoiseStep:
+        result, last = self.result, self._last
+        assert result is not None and last is not None, "final_step() before the job finished"
+        result.candidates_tried = self._attempt
+        result.cached_context_tokens = self.reused
+        result.ms = (time.perf_counter() - self.start) * 1000
+        if result.middle != self._sampled_middle:  # the syntax check cut or polished it: count what is returned
+            result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0
+        return DenoiseStep(last.step, last.canvas, [], result.forwards, result.ms, result=result)
+
+    def _start_candidate(self, forwards_before: int) -> None:
+        self._attempt += 1
+        cfg = self.schedule[self._attempt - 1]
+        self._denoiser = Denoiser(self.engine.tokenizer, cfg, constraint=self.constraint, prefix_text=self.prefix, suffix_text=self.suffix, cancel=self.cancel, start_time=self.start, forwards_before=forwards_before, copy_source=self.copy_source)
+
+    def _end_candidate(self) -> None:
+        """Judge the finished candidate's middle: keep it (or its accepted cut), or start
+        the next candidate, or give up with an empty middle."""
+        assert self._denoiser is not None
+        self._last = self._denoiser.final_step()
+        result = self.result = self._last.result
+        assert result is not None
+        self._sampled_middle, self._denoiser = result.middle, None
+        if result.stop_reason == "cancelled" or self.constraint is None:
+            return
+        accepted = accepted_cut(self.constraint, self.prefix, result.middle, self.suffix)
+        if accepted is not None:
+            result.middle = accepted
+            return
+        result.vetoed += 1
+        if self._attempt < len(self.schedule):
+            self._start_candidate(result.forwards)
+        else:
+            result.middle, result.stop_reason = "", "rejected"
 
 
 def _is_infill_dir(config: dict[str, Any]) -> bool:

@@ -332,111 +332,171 @@ def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: O
     return torch.softmax(scaled + gumbel, dim=-1)
 
 
+class Denoiser:
+    """One request's denoising, a pass at a time, with the forward pass left to the caller.
+
+    `canvas_ids()` is what the model must see next (None once finished), `advance(logits)`
+    turns that pass's (N, V) logits into commits, edits and growth and returns its
+    DenoiseStep, and `final_step()` carries the InfillResult. `denoise()` drives one
+    request this way; the engine's batch worker drives many, with one forward pass over
+    all their canvases (engine/batching.py). Rules 1-6 of the module docstring.
+    """
+
+    def __init__(
+        self,
+        tok: Tokenizer,
+        settings: SamplerSettings,
+        *,
+        constraint: Optional[SyntaxConstraint] = None,
+        prefix_text: str = "",
+        suffix_text: str = "",
+        cancel: Optional[threading.Event] = None,
+        start_time: Optional[float] = None,
+        forwards_before: int = 0,
+        copy_source: Optional[Sequence[int]] = None,
+    ) -> None:
+        self.tok, self.settings, self.cancel = tok, settings, cancel
+        self.constraint = constraint if settings.constrained else None
+        self.prefix_text, self.suffix_text = prefix_text, suffix_text
+        self.start = start_time if start_time is not None else time.perf_counter()
+        self.generator = torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None
+        self.max_tokens = max(0, settings.max_tokens)
+        self.canvas = CanvasState(min(settings.block_size, self.max_tokens), tok)
+        self.forwards = forwards_before
+        self.edits_total = self.vetoed_total = self.step = self.edit_passes = 0
+        self.stop_reason = "end_of_middle"
+        self.finished = False
+        self.copy_index = CopyIndex(copy_source, tok.special_ids) if copy_source and settings.copy_weight > 0 else None
+        # The end_when_valid check needs a constraint even when commits are not constrained.
+        self._ending_constraint = constraint
+
+    def canvas_ids(self) -> Optional[list[int]]:
+        """The canvas the next forward pass must see, or None when the denoising is over."""
+        if not self.finished and self.canvas.size == 0:
+            self._stop("empty" if self.max_tokens == 0 else self.stop_reason)
+        if not self.finished and self.cancel is not None and self.cancel.is_set():
+            self._stop("cancelled")
+        return None if self.finished else self.canvas.ids
+
+    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+        """One pass: propose -> constrain -> commit -> edit, then grow or stop."""
+        self.forwards += 1
+        self.step += 1
+        probs = self._probabilities(logits)
+        masked_before = self.canvas.masked_positions()
+        ending = self._valid_ending(probs) if masked_before else None
+        if ending is not None:
+            changes = _close_with(self.canvas, ending, self.max_tokens)
+            self._stop("end_of_middle")
+            return self._step_now(changes)
+        proposals = self._constrain(probs, propose(probs, self.canvas, self.settings.confidence_threshold, self.settings.left_to_right, self.settings.contiguous)) if masked_before else []
+        changes = self._commit(proposals)
+        edits = self._edit(probs, frozen={p.position for p in proposals})
+        changes += edits
+        if not masked_before:
+            self.edit_passes += 1
+        self._grow_or_stop(bool(edits))
+        return self._step_now(changes)
+
+    def final_step(self) -> DenoiseStep:
+        """The last step: the middle and the figures of how it was made."""
+        middle_ids = self.canvas.middle_ids()
+        ms = (time.perf_counter() - self.start) * 1000
+        result = InfillResult(
+            middle=self.tok.decode(middle_ids),
+            tokens=len(middle_ids),
+            forwards=self.forwards,
+            ms=ms,
+            stop_reason=self.stop_reason,
+            edits=self.edits_total,
+            vetoed=self.vetoed_total,
+        )
+        return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, ms, result=result)
+
+    # ------------------------------------------------------------------ the steps
+    def _probabilities(self, logits: torch.Tensor) -> torch.Tensor:
+        if not self.settings.allow_end:
+            logits[:, self.tok.eom_id] = float("-inf")
+        probs = _probabilities(logits, self.settings, self.generator).cpu()
+        if self.copy_index is not None:
+            _copy_mix(probs, self.canvas, self.copy_index, self.settings.copy_weight)
+        return probs
+
+    def _valid_ending(self, probs: torch.Tensor) -> Optional[Proposal]:
+        if not (self.settings.end_when_valid and self._ending_constraint is not None):
+            return None
+        return _valid_ending(probs, self.canvas, self._ending_constraint, self.prefix_text, self.suffix_text)
+
+    def _constrain(self, probs: torch.Tensor, proposals: list[Proposal]) -> list[Proposal]:
+        """The proposals the syntax constraint lets stand (rule 5), never none of them."""
+        if not proposals or self.constraint is None:
+            return proposals
+        accepted, vetoed = _constrained(proposals, probs, self.canvas, self.constraint, self.prefix_text, self.suffix_text)
+        self.vetoed_total += vetoed
+        if not accepted:  # progress guarantee (module docstring, rule 5)
+            rescued, vetoed = _rescue(probs, self.canvas, self.constraint, self.prefix_text, self.suffix_text)
+            self.vetoed_total += vetoed
+            accepted = [rescued] if rescued is not None else proposals[:1]
+        return accepted
+
+    def _commit(self, proposals: list[Proposal]) -> list[CanvasChange]:
+        changes = []
+        for p in proposals:
+            self.canvas.commit(p.position, p.token)
+            kind = "end" if p.token == self.tok.eom_id else "commit"
+            changes.append(CanvasChange(p.position, self.tok.piece(p.token), p.confidence, kind))
+        return changes
+
+    def _edit(self, probs: torch.Tensor, frozen: set[int]) -> list[CanvasChange]:
+        """Token-to-token edits (rule 4); never on tokens committed in this very pass (their
+        evidence is this pass)."""
+        edits = propose_edits(probs, self.canvas, self.settings.edit_threshold, frozen=frozen)
+        if edits and self.constraint is not None:
+            edits, vetoed = _constrained(edits, probs, self.canvas, self.constraint, self.prefix_text, self.suffix_text)
+            self.vetoed_total += vetoed
+        for e in edits:
+            self.canvas.commit(e.position, e.token)
+        self.edits_total += len(edits)
+        return [CanvasChange(e.position, self.tok.piece(e.token), e.confidence, "edit") for e in edits]
+
+    def _grow_or_stop(self, edited: bool) -> None:
+        """More masks to resolve, a canvas to grow, edit-only passes (up to max_edit_passes,
+        until one changes nothing), or the end."""
+        if self.canvas.masked_positions():
+            return
+        if self.canvas.end() is None and self.canvas.size < self.max_tokens:
+            self.canvas.grow(min(self.settings.block_size, self.max_tokens - self.canvas.size))
+            return
+        if self.edit_passes < self.settings.max_edit_passes and (self.edit_passes == 0 or edited):
+            return
+        self._stop("end_of_middle" if self.canvas.end() is not None else "max_tokens")
+
+    def _stop(self, reason: str) -> None:
+        self.stop_reason, self.finished = reason, True
+
+    def _step_now(self, changes: list[CanvasChange]) -> DenoiseStep:
+        return DenoiseStep(self.step, self.canvas.pieces(), changes, self.forwards, (time.perf_counter() - self.start) * 1000)
+
+
 def denoise(
     model: DenoisingModel,
     tok: Tokenizer,
     context: object,
     settings: SamplerSettings,
     *,
-    constraint: Optional[SyntaxConstraint] = None,
-    prefix_text: str = "",
-    suffix_text: str = "",
-    cancel: Optional[threading.Event] = None,
-    start_time: Optional[float] = None,
-    forwards_before: int = 0,
     device: str | torch.device = "cpu",
-    copy_source: Optional[Sequence[int]] = None,
+    **options: object,
 ) -> Iterator[DenoiseStep]:
     """Denoise one canvas against an encoded context; yields a step per forward pass.
 
-    `copy_source`: the prefix's token ids, for rule 6 (used when settings.copy_weight > 0).
-
-    The last yielded step carries `result` (its `ms` is filled in by the caller's clock
-    start). `forwards_before` counts passes already spent (e.g. encoding the context)."""
-    start = start_time if start_time is not None else time.perf_counter()
-    generator = torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None
-    max_tokens = max(0, settings.max_tokens)
-    canvas = CanvasState(min(settings.block_size, max_tokens), tok)
-    forwards = forwards_before
-    edits_total = vetoed_total = 0
-    step = 0
-    edit_passes = 0
-    stop_reason = "end_of_middle"
-    copy_index = CopyIndex(copy_source, tok.special_ids) if copy_source and settings.copy_weight > 0 else None
-    while True:
-        if canvas.size == 0:
-            stop_reason = "empty" if max_tokens == 0 else stop_reason
-            break
-        if cancel is not None and cancel.is_set():
-            stop_reason = "cancelled"
-            break
-        ids = torch.tensor([canvas.ids], dtype=torch.long, device=device)
-        logits = model.canvas_logits(context, ids)[0]  # (N, V)
-        forwards += 1
-        step += 1
-        if not settings.allow_end:
-            logits[:, tok.eom_id] = float("-inf")
-        probs = _probabilities(logits, settings, generator).cpu()
-        if copy_index is not None:
-            _copy_mix(probs, canvas, copy_index, settings.copy_weight)
-        masked_before = canvas.masked_positions()
-        changes: list[CanvasChange] = []
-        if masked_before and settings.end_when_valid and constraint is not None:
-            ending = _valid_ending(probs, canvas, constraint, prefix_text, suffix_text)
-            if ending is not None:
-                changes = _close_with(canvas, ending, max_tokens)
-                yield DenoiseStep(step, canvas.pieces(), changes, forwards, (time.perf_counter() - start) * 1000)
-                stop_reason = "end_of_middle"
-                break
-        proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous) if masked_before else []
-        if proposals and settings.constrained and constraint is not None:
-            accepted, vetoed = _constrained(proposals, probs, canvas, constraint, prefix_text, suffix_text)
-            vetoed_total += vetoed
-            if not accepted:  # progress guarantee (module docstring, rule 5)
-                rescued, vetoed = _rescue(probs, canvas, constraint, prefix_text, suffix_text)
-                vetoed_total += vetoed
-                accepted = [rescued] if rescued is not None else proposals[:1]
-            proposals = accepted
-        committed_now = set()
-        for p in proposals:
-            canvas.commit(p.position, p.token)
-            committed_now.add(p.position)
-            kind = "end" if p.token == tok.eom_id else "commit"
-            changes.append(CanvasChange(p.position, tok.piece(p.token), p.confidence, kind))
-        # Edits: never on tokens committed in this very pass (their evidence is this pass).
-        edits = propose_edits(probs, canvas, settings.edit_threshold, frozen=committed_now)
-        if edits and settings.constrained and constraint is not None:
-            edits, vetoed = _constrained(edits, probs, canvas, constraint, prefix_text, suffix_text)
-            vetoed_total += vetoed
-        for e in edits:
-            canvas.commit(e.position, e.token)
-            changes.append(CanvasChange(e.position, tok.piece(e.token), e.confidence, "edit"))
-        edits_total += len(edits)
-        if not masked_before:
-            edit_passes += 1
-        yield DenoiseStep(step, canvas.pieces(), changes, forwards, (time.perf_counter() - start) * 1000)
-        if canvas.masked_positions():
-            continue
-        if canvas.end() is None and canvas.size < max_tokens:
-            canvas.grow(min(settings.block_size, max_tokens - canvas.size))
-            continue
-        # The middle is closed (or at max_tokens): up to max_edit_passes passes that only
-        # look for edits, stopping at the first pass that changes nothing.
-        if edit_passes < settings.max_edit_passes and (edit_passes == 0 or edits):
-            continue
-        stop_reason = "end_of_middle" if canvas.end() is not None else "max_tokens"
-        break
-    middle_ids = canvas.middle_ids()
-    result = InfillResult(
-        middle=tok.decode(middle_ids),
-        tokens=len(middle_ids),
-        forwards=forwards,
-        ms=(time.perf_counter() - start) * 1000,
-        stop_reason=stop_reason,
-        edits=edits_total,
-        vetoed=vetoed_total,
-    )
-    yield DenoiseStep(step, canvas.pieces(), [], forwards, result.ms, result=result)
+    `options` are Denoiser's: constraint, prefix_text, suffix_text, cancel, start_time,
+    forwards_before (passes already spent, e.g. encoding the context) and copy_source (the
+    prefix's token ids, for rule 6). The last yielded step carries `result`."""
+    state = Denoiser(tok, settings, **options)  # type: ignore[arg-type]
+    while (ids := state.canvas_ids()) is not None:
+        logits = model.canvas_logits(context, torch.tensor([ids], dtype=torch.long, device=device))[0]  # (N, V)
+        yield state.advance(logits)
+    yield state.final_step()
 
 
 def run_to_end(steps: Iterator[DenoiseStep]) -> InfillResult:

@@ -4,7 +4,7 @@ decode that recomputes the whole prefix for every token."""
 import pytest
 import torch
 
-from engine.autoregressive import GreedyDecode, decode_many, first_suffix_line
+from engine.autoregressive import DecodeBatch, GreedyDecode, decode_many, first_suffix_line
 from engine.model import SEG_PREFIX, InfillTransformer, ModelConfig
 
 VOCAB = 97
@@ -88,7 +88,7 @@ def test_batched_cached_decode_equals_naive_full_recompute():
     tok = _Tok()
     prefixes = [_ids(n, 40 + n) for n in (1, 9, 30, 17)]
     # room=64 by default but 70 steps: the streams' buffers must grow on the way.
-    results = decode_many(model, tok, [model.encode_context(p, []) for p in prefixes], ["", "", "", ""], max_tokens=70)
+    results = decode_many(model, tok, [model.encode_context(p, []) for p in prefixes], ["", "", "", ""], max_tokens=70, lines=0)
     for prefix, result in zip(prefixes, results):
         expected = naive_greedy(model, prefix, 70, banned=tok.special_ids)
         assert result.stop_reason == "max_tokens" and result.tokens == 70
@@ -97,38 +97,57 @@ def test_batched_cached_decode_equals_naive_full_recompute():
 
 
 def test_streams_leave_the_batch_independently():
-    """A request that stops early leaves; the others' tokens are unchanged by it."""
+    """Requests join at any pass and leave when they stop; the others' tokens are unchanged."""
     model = _model(3)
     tok = _Tok()
     prefixes = [_ids(n, 60 + n) for n in (5, 12)]
     contexts = [model.encode_context(p, []) for p in prefixes]
-    short, long_ = GreedyDecode.start(model, tok, contexts[0], "", 3), GreedyDecode.start(model, tok, contexts[1], "", 12)
-    while not long_.done:
-        active = [s for s in (short, long_) if not s.done]
-        logits = model.next_token_logits([s.stream for s in active], torch.tensor([s.next_token for s in active]))
-        for state, row in zip(active, logits):
-            state.advance(row)
+    short, long_ = GreedyDecode.start(model, tok, contexts[0], "", 3, lines=0), GreedyDecode.start(model, tok, contexts[1], "", 12, lines=0)
+    batch = DecodeBatch(model)
+    batch.join(short)
+    batch.step()
+    batch.join(long_)  # joins a pass later
+    finished = []
+    while batch.active:
+        finished += batch.step()
+    assert finished == [short, long_]
     assert short.result.tokens == 3 and long_.result.tokens == 12
     assert long_.result.middle == tok.decode(naive_greedy(model, prefixes[1], 12, banned=tok.special_ids))
+
+
+def _scripted(state, tokens):
+    """Advance `state` with logits that pick `tokens` in turn, while it runs."""
+    for t in tokens:
+        if state.done:
+            return
+        row = torch.full((VOCAB,), -5.0)
+        row[t] = 5.0
+        state.advance(row)
 
 
 def test_decode_stops_when_it_reaches_the_suffixs_first_line():
     tok = _Tok()
     model = _model(4)
-    state = GreedyDecode.start(model, tok, model.encode_context([5, 6], []), "\n  bc  \nrest\n", 50)
+    context = model.encode_context([5, 6], [])
     assert first_suffix_line("\n  bc  \nrest\n") == "bc"
-
-    def feed(t):
-        row = torch.full((VOCAB,), -5.0)
-        row[t] = 5.0
-        state.advance(row)
-
-    for t in [26, 27, 3, 27, 28, 3]:  # "ab\n" then "bc\n": the suffix's first line
-        assert not state.done
-        feed(t)
+    state = GreedyDecode.start(model, tok, context, "\n  bc  \nrest\n", 50, lines=0)
+    _scripted(state, [26, 27, 3, 27, 28, 3, 29])  # "ab\n" then "bc\n": the suffix's first line
     assert state.done and state.result.stop_reason == "suffix"
     assert state.result.middle == "ab\n" and state.result.tokens == 3
-    assert state.result.forwards == 7
+    assert state.result.forwards == 7  # the context + six passes: the seventh token was never asked for
+
+
+def test_decode_stops_after_its_first_line_by_default():
+    tok = _Tok()
+    model = _model(4)
+    state = GreedyDecode.start(model, tok, model.encode_context([5, 6], []), "zz\n", 50)
+    _scripted(state, [26, 27, 3, 28, 3])
+    assert state.result.stop_reason == "lines" and state.result.middle == "ab\n" and state.result.tokens == 3
+    capped = GreedyDecode.start(model, tok, model.encode_context([5, 6], []), "", 2)
+    _scripted(capped, [26, 27, 28])
+    assert capped.result.stop_reason == "max_tokens" and capped.result.middle == "ab"
+    nothing = GreedyDecode.start(model, tok, model.encode_context([5, 6], []), "", 0)
+    assert nothing.done and nothing.result.stop_reason == "empty"
 
 
 def test_decode_needs_a_prefix_token():

@@ -1,0 +1,113 @@
+"""Continuous batching: requests denoised together give the middles they get alone.
+
+A mix of requests with their own settings (lengths, syntax constraint on and off,
+languages), joining at different passes, one cancelled before it starts and one cancelled
+mid-way, one that fails; every other middle equals its solo run at temperature 0."""
+import threading
+
+import pytest
+
+from engine.batching import BatchRunner, BatchWorker
+from engine.sampler import run_to_end
+from engine.types import InfillError
+
+REQUESTS = [
+    ("def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n", "python", {}),
+    ("for i in range(10):\n    if i % 2 == 0:\n        ", "\n", "python", {"max_tokens": 12}),
+    ("class Point:\n    def __init__(self, x, y):\n        self.x = x\n", "\n", "python", {"constrained": False}),
+    ("function add(a, b) {\n  return ", ";\n}\n", "javascript", {"max_tokens": 6, "block_size": 3}),
+    ("import os\nimport sys\n\nif __name__ == '__main__':\n    ", "", None, {"max_tokens": 20}),
+    ("xs = [1, 2, 3]\nys = [x * 2 for x in ", "]\n", "python", {"candidates": 1}),
+]
+
+
+def _solo(eng, prefix, suffix, language, settings, cancel_after=None):
+    cancel = threading.Event()
+    steps = []
+    for step in eng.stream(prefix, suffix, language, cancel, **settings):
+        steps.append(step)
+        if cancel_after is not None and len(steps) == cancel_after:
+            cancel.set()
+    return steps[-1].result
+
+
+def _fields(result):
+    # Not `forwards`: whether the context encoding counts as a pass depends on what the
+    # engine's context cache held, i.e. on the order requests were encoded in.
+    return (result.middle, result.tokens, result.stop_reason, result.edits, result.vetoed, result.candidates_tried)
+
+
+def test_batched_middles_equal_solo_ones_for_a_mixed_batch(tiny_engine):
+    eng = tiny_engine
+    solo = [_solo(eng, *r) for r in REQUESTS]
+    solo_cancelled = _solo(eng, *REQUESTS[0], cancel_after=2)
+    assert solo_cancelled.stop_reason == "cancelled"
+
+    runner = BatchRunner(eng, max_batch=4)  # fewer slots than requests: some wait to join
+    tickets = [runner.submit(eng.job(p, s, lang, **cfg)) for p, s, lang, cfg in REQUESTS]
+    early = threading.Event()
+    early.set()
+    never_started = runner.submit(eng.job(*REQUESTS[1][:3], cancel=early))
+    mid = threading.Event()
+    seen = []
+
+    def cancel_on_second_step(step):
+        seen.append(step)
+        if len(seen) == 2:
+            mid.set()
+
+    cancelled_mid_way = runner.submit(eng.job(*REQUESTS[0][:3], cancel=mid), on_step=cancel_on_second_step)
+    widths = []
+    while runner.has_work():
+        widths.append(runner.run_pass())
+    assert max(widths) == 4  # the batch was full, and never wider than max_batch
+    for ticket, expected in zip(tickets, solo):
+        assert _fields(ticket.wait()) == _fields(expected)
+    assert never_started.wait().stop_reason == "cancelled" and never_started.wait().forwards == 0
+    assert _fields(cancelled_mid_way.wait()) == _fields(solo_cancelled)
+
+
+def test_a_failing_request_fails_alone(tiny_engine):
+    eng = tiny_engine
+    runner = BatchRunner(eng, max_batch=8)
+    good = runner.submit(eng.job(*REQUESTS[0][:3]))
+    # A prefix window past the model's position table (2048): its encoding raises.
+    bad = runner.submit(eng.job("x = 1\n" * 3000, "", "python", context_tokens=4000))
+    while runner.has_work():
+        runner.run_pass()
+    with pytest.raises(InfillError):
+        bad.wait()
+    assert good.wait().middle == _solo(eng, *REQUESTS[0]).middle
+
+
+def test_bad_settings_are_refused_before_joining(tiny_engine):
+    with pytest.raises(InfillError):
+        tiny_engine.job("a = ", "", "python", max_tokens=-1)
+    with pytest.raises(InfillError):
+        tiny_engine.job("a = ", "", "python", no_such_knob=1)
+
+
+def test_worker_thread_serves_callers_from_many_threads_and_streams_steps(tiny_engine):
+    eng = tiny_engine
+    worker = BatchWorker(eng, max_batch=8)
+    try:
+        results = [None] * len(REQUESTS)
+
+        def call(i):
+            p, s, lang, cfg = REQUESTS[i]
+            results[i] = worker.submit(eng.job(p, s, lang, **cfg)).wait(timeout=120)
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(len(REQUESTS))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert [r.middle for r in results] == [_solo(eng, *r).middle for r in REQUESTS]
+        steps = list(worker.submit(eng.job(*REQUESTS[1][:3], **REQUESTS[1][3]), keep_steps=True).steps())
+        solo_steps = list(eng.stream(*REQUESTS[1][:3], **REQUESTS[1][3]))
+        assert [s.canvas for s in steps] == [s.canvas for s in solo_steps]
+        assert steps[-1].result.middle == run_to_end(iter(solo_steps)).middle
+    finally:
+        worker.close(timeout=30)
+    with pytest.raises(RuntimeError):
+        worker.submit(eng.job(*REQUESTS[0][:3]))
