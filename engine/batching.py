@@ -36,12 +36,13 @@ DEFAULT_MAX_BATCH = 32  # requests denoised together; more wait to join (see doc
 
 
 class Ticket:
-    """A submitted request: its steps go to `on_step` (called on the worker thread, must not
-    block), its end to `wait()` / `steps()`."""
+    """A submitted request: its steps go to `on_step` and its end to `on_done` (both called
+    on the worker thread: they must not block), or to `wait()` / `steps()`."""
 
-    def __init__(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, keep_steps: bool = False):
+    def __init__(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, keep_steps: bool = False, on_done: Optional[Callable[["Ticket"], None]] = None):
         self.job = job
         self.on_step = on_step
+        self.on_done = on_done  # called once, on the worker thread, when it ends (result or error)
         self.final: Optional[DenoiseStep] = None
         self.canvas: Optional[list[int]] = None  # the canvas of the pass being run
         self.error: Optional[BaseException] = None
@@ -79,13 +80,18 @@ class Ticket:
             self.on_step(step)
         if step.result is not None:
             self.final = step
-            self._done.set()
+            self._end()
 
     def _fail(self, error: BaseException) -> None:
         self.error = error
         if self._steps is not None:
             self._steps.put(error)
+        self._end()
+
+    def _end(self) -> None:
         self._done.set()
+        if self.on_done is not None:
+            self.on_done(self)
 
 
 def cancelled_before_start() -> DenoiseStep:
@@ -106,8 +112,8 @@ class BatchRunner:
         self._active: list[Ticket] = []
         self._guard = threading.Lock()  # submit() may come from any thread
 
-    def submit(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, keep_steps: bool = False) -> Ticket:
-        ticket = Ticket(job, on_step, keep_steps)
+    def submit(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, keep_steps: bool = False, on_done: Optional[Callable[[Ticket], None]] = None) -> Ticket:
+        ticket = Ticket(job, on_step, keep_steps, on_done)
         with self._guard:
             self._joining.append(ticket)
         return ticket
@@ -174,14 +180,15 @@ class BatchRunner:
         return [self._guarded(t, lambda t=t, c=c: model.canvas_logits(t.job.context, c.unsqueeze(0))[0])[1] for t, c in zip(ready, canvases)]
 
     def _guarded(self, ticket: Ticket, action: Callable[[], T]) -> tuple[bool, Optional[T]]:
-        """Run one request's part of a pass; an error ends that request only."""
+        """Run one request's part of a pass; an error ends that request only (its ticket
+        carries the exception: an InfillError's message is for the user, anything else
+        is a bug, logged here)."""
         try:
             return True, action()
-        except InfillError as exc:
+        except Exception as exc:  # a bug in one request must not take the others down
+            if not isinstance(exc, InfillError):
+                log.exception("a batched request failed")
             self._fail(ticket, exc)
-        except Exception as exc:  # a bug must not take the other requests down
-            log.exception("a batched request failed")
-            self._fail(ticket, InfillError(f"the engine failed on this request: {type(exc).__name__}: {exc}"))
         return False, None
 
     def _leave(self, ticket: Ticket) -> None:
@@ -204,10 +211,10 @@ class BatchWorker:
         self._thread = threading.Thread(target=self._loop, name="infill-batch", daemon=True)
         self._thread.start()
 
-    def submit(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, keep_steps: bool = False) -> Ticket:
+    def submit(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, keep_steps: bool = False, on_done: Optional[Callable[[Ticket], None]] = None) -> Ticket:
         if self._closed:
             raise RuntimeError("the batch worker is closed")
-        ticket = self.runner.submit(job, on_step, keep_steps)
+        ticket = self.runner.submit(job, on_step, keep_steps, on_done)
         with self._wake:
             self._wake.notify()
         return ticket

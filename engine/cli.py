@@ -97,7 +97,27 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return run_batch(sys.stdin, sys.stdout, model_dir=args.model, language=args.language)
 
 
+def _lab_module(name: str):
+    """A module of the lab (benchmarks; not in the wheel): importable from a checkout."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("lab"):
+            raise
+    checkout = Path(__file__).resolve().parent.parent
+    if not (checkout / "lab" / "__init__.py").exists():
+        raise InfillError(f"{name} is part of the lab, which only a checkout of the repository has (not the installed package)")
+    sys.path.insert(0, str(checkout))
+    return importlib.import_module(name)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.concurrency:
+        forwarded = ["--concurrency", args.concurrency] + (["--json"] if args.json else [])
+        for flag, value in (("--model", args.model), ("--plot", args.plot), ("--out", args.out), ("--modes", args.modes), ("--requests", args.requests), ("--device", args.device), ("--shapes", args.shapes), ("--threads", args.threads)):
+            if value is not None:
+                forwarded += [flag, str(value)]
+        return _lab_module("lab.concurrency.sweep").main(forwarded)
     if args.syntax:
         from grammars import bench as syntax_bench
 
@@ -133,6 +153,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None, help="number of benchmark items")
     p.add_argument("--json", action="store_true")
     p.add_argument("--syntax", action="store_true", help="run the syntax-constraint on/off benchmark instead")
+    p.add_argument("--concurrency", metavar="LEVELS", default=None, help="run the concurrency sweep instead, e.g. 1,2,4,8,16,32,64 (batched vs one at a time vs autoregressive; lab/concurrency)")
+    p.add_argument("--plot", type=Path, default=None, help="with --concurrency: write the PNG plot here")
+    p.add_argument("--out", type=Path, default=None, help="with --concurrency: also write the JSON report here")
+    p.add_argument("--modes", default=None, help="with --concurrency: a subset of batched,sequential,autoregressive")
+    p.add_argument("--requests", type=int, default=None, help="with --concurrency: requests per level at least")
+    p.add_argument("--device", default=None, help="with --concurrency: torch device (cpu, cuda)")
+    p.add_argument("--shapes", type=Path, default=None, help="with --concurrency: ModelConfig JSON, random weights of these shapes (speed only)")
+    p.add_argument("--threads", type=int, default=None, help="with --concurrency: torch threads")
     p.set_defaults(handler=cmd_bench)
 
     for name, (module, help_text) in DELEGATED.items():

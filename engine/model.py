@@ -158,6 +158,10 @@ class ContextCache:
     # Suffix keys rotated for one particular suffix start position, reused across passes.
     _rotated_for: int = -1
     _rotated: Optional[list[torch.Tensor]] = None
+    # Per layer, [rotated suffix | prefix | canvas slot] keys and values for one canvas
+    # size, so a batched pass copies only the canvas rows in (canvas_logits_many).
+    _slots_for: int = -1
+    _slots: Optional[list[tuple[torch.Tensor, torch.Tensor]]] = None
 
     @property
     def prefix_len(self) -> int:
@@ -382,25 +386,38 @@ class InfillTransformer(nn.Module):
         if not caches:
             return []
         device = self.embed.weight.device
-        spans, positions, suffix_keys, start = [], [], [], 0
+        spans, positions, slots, start = [], [], [], 0
         for cache, ids in zip(caches, canvases, strict=True):
             P, N = cache.prefix_len, ids.shape[0]
             spans.append(slice(start, start + N))
             positions.append(torch.arange(P, P + N, device=device))
-            suffix_keys.append(self._rotated_suffix_keys(cache, P + N))
+            slots.append(self._canvas_slots(cache, N))
             start += N
 
         def attend_each(i: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
             out = []
-            for cache, span, sk in zip(caches, spans, suffix_keys):
-                layer = cache.layers[i]
-                keys = torch.cat([sk[i], layer.prefix_k, k[:, :, span]], dim=2)  # (1, H, S+P+N, Dh)
-                values = torch.cat([layer.suffix_v, layer.prefix_v, v[:, :, span]], dim=2)
+            for span, request_slots in zip(spans, slots):
+                keys, values = request_slots[i]  # (1, H, S+P+N, Dh): the context, then this canvas
+                keys[:, :, -(span.stop - span.start) :] = k[:, :, span]
+                values[:, :, -(span.stop - span.start) :] = v[:, :, span]
                 out.append(F.scaled_dot_product_attention(q[:, :, span], keys, values))
             return torch.cat(out, dim=2)
 
         logits = self._packed_pass(torch.cat(list(canvases)), torch.cat(positions), attend_each)[0]  # (R, V)
         return [logits[span] for span in spans]
+
+    def _canvas_slots(self, cache: ContextCache, n: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per layer, keys and values laid out as canvas_logits concatenates them, [suffix
+        rotated to P+n | prefix | n canvas rows], built once per canvas size: each pass
+        then writes only its n canvas rows in place of concatenating the whole context."""
+        if cache._slots_for != n or cache._slots is None:
+            suffix_keys = self._rotated_suffix_keys(cache, cache.prefix_len + n)
+            cache._slots = []
+            for layer, sk in zip(cache.layers, suffix_keys):
+                canvas = layer.prefix_k.new_zeros(1, layer.prefix_k.shape[1], n, layer.prefix_k.shape[3])
+                cache._slots.append((torch.cat([sk, layer.prefix_k, canvas], dim=2), torch.cat([layer.suffix_v, layer.prefix_v, canvas], dim=2)))
+            cache._slots_for = n
+        return cache._slots
 
     def decode_stream(self, cache: ContextCache, room: int = 64) -> DecodeStream:
         """A stream for token-by-token decoding after the cached prefix, with `room` spare rows.

@@ -1,8 +1,9 @@
 """Owns the engine: loads it in the background and runs infill calls off the event loop.
 
 Loading (torch import, weights) takes seconds, so it runs on its own thread while the
-server keeps answering. Model calls run on one dedicated worker thread: the engine holds
-a lock anyway, and a separate executor keeps pygls' own pool (which reads stdin) free.
+server keeps answering. Infills go to the engine's batch worker (engine/batching.py: one
+thread, every request in flight denoised together); other model calls (next-edit) run on
+one dedicated worker thread, which keeps pygls' own pool (which reads stdin) free.
 """
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ class EngineHost:
         self._model_dir: str | None = None
         self._loading_dir: str | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-engine")
+        self._batch_worker: Any = None  # engine.batching.BatchWorker: infills of all documents, batched
+        self._batch_engine: Any = None
         self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-load")
 
     @property
@@ -97,16 +100,18 @@ class EngineHost:
         settings: Mapping[str, object],
         on_finished: Callable[[ModelAnswer], None] | None = None,
     ) -> ModelAnswer | None:
-        """Run the model on the worker thread; None when cancelled before it started.
+        """Run the model on the batch worker; None when cancelled before it started.
 
         When the awaiting task is cancelled, `cancel` is set so the model stops at its
         next pass, and `on_finished` still sees the run (the work it cost is counted).
         """
         engine = await self.wait_ready()
+        if cancel.is_set():
+            return None
         loop = asyncio.get_running_loop()
-        run = loop.run_in_executor(
-            self._worker, _run_infill, engine, prefix, suffix, language, cancel, dict(settings)
-        )
+        job = engine.job(prefix, suffix, language, cancel, **settings)  # bad settings: InfillError here
+        run: asyncio.Future[ModelAnswer | None] = loop.create_future()
+        self._batcher(engine).submit(job, on_done=lambda ticket: loop.call_soon_threadsafe(_settle, run, ticket))
         if on_finished is not None:
             run.add_done_callback(lambda done: _report(done, on_finished))
         try:
@@ -115,10 +120,22 @@ class EngineHost:
             cancel.set()
             raise
 
+    def _batcher(self, engine: Any) -> Any:
+        """The batch worker of the loaded engine (one per engine: a reload starts another)."""
+        if self._batch_engine is not engine:
+            from engine.batching import BatchWorker  # deferred: importing torch takes seconds
+
+            if self._batch_worker is not None:
+                self._batch_worker.close(timeout=0)  # its requests finish, it then exits
+            self._batch_worker, self._batch_engine = BatchWorker(engine), engine
+        return self._batch_worker
+
     def run_on_worker(self, function: Callable[[], Any]) -> "asyncio.Future[Any]":
         return asyncio.get_running_loop().run_in_executor(self._worker, function)
 
     def close(self) -> None:
+        if self._batch_worker is not None:
+            self._batch_worker.close(timeout=0)
         self._worker.shutdown(wait=False, cancel_futures=True)
         self._loader.shutdown(wait=False, cancel_futures=True)
 
@@ -144,11 +161,15 @@ def _load_engine(model_dir: str | None) -> Any:
         raise EngineUnavailable(f"cannot load the model from {where}: {type(error).__name__}: {error}") from error
 
 
-def _run_infill(
-    engine: Any, prefix: str, suffix: str, language: str | None, cancel: threading.Event, settings: dict
-) -> ModelAnswer | None:
-    # A request superseded while it queued behind another never reaches the model.
-    if cancel.is_set():
-        return None
-    result = engine.infill(prefix, suffix, language=language, cancel=cancel, **settings)
-    return ModelAnswer(result.middle, result.forwards, result.ms, result.stop_reason)
+def _settle(run: "asyncio.Future[ModelAnswer | None]", ticket: Any) -> None:
+    """Hand a finished batch ticket to the awaiting task (on the event loop)."""
+    if run.done():
+        return
+    if ticket.error is not None:
+        run.set_exception(ticket.error)
+        return
+    result = ticket.final.result
+    if result.stop_reason == "cancelled" and result.forwards == 0:
+        run.set_result(None)  # superseded while it waited to join: the model never ran
+    else:
+        run.set_result(ModelAnswer(result.middle, result.forwards, result.ms, result.stop_reason))

@@ -71,11 +71,15 @@ def test_a_failing_request_fails_alone(tiny_engine):
     eng = tiny_engine
     runner = BatchRunner(eng, max_batch=8)
     good = runner.submit(eng.job(*REQUESTS[0][:3]))
-    # A prefix window past the model's position table (2048): its encoding raises.
-    bad = runner.submit(eng.job("x = 1\n" * 3000, "", "python", context_tokens=4000))
+    # A prefix window past the model's position table (2048): its encoding raises, as it
+    # does when the request runs alone, and the ticket carries that error.
+    bad_request = ("x = 1\n" * 3000, "", "python")
+    bad = runner.submit(eng.job(*bad_request, context_tokens=4000))
     while runner.has_work():
         runner.run_pass()
-    with pytest.raises(InfillError):
+    with pytest.raises(ValueError, match="max_position"):
+        eng.infill(*bad_request, context_tokens=4000)
+    with pytest.raises(ValueError, match="max_position"):
         bad.wait()
     assert good.wait().middle == _solo(eng, *REQUESTS[0]).middle
 

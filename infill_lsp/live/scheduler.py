@@ -60,6 +60,11 @@ class FairScheduler:
                 del self._pending[connection]
             return job
 
+    @property
+    def closed(self) -> bool:
+        with self._cond:
+            return self._closed
+
     def pending(self) -> int:
         with self._cond:
             return sum(len(sessions) for sessions in self._pending.values())

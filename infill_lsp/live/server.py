@@ -35,6 +35,7 @@ class LiveConfig:
     token: Optional[str] = None  # None: a random one is generated
     allowed_origins: tuple[str, ...] = ()  # beyond the server's own
     limits: Limits = field(default_factory=Limits)
+    max_batch: Optional[int] = None  # requests denoised together (None: the engine's default; 1: one at a time)
 
 
 class LiveServer:
@@ -50,7 +51,7 @@ class LiveServer:
         if error_type is None:
             from engine import InfillError
             error_type = InfillError
-        self.worker = EngineWorker(engine, self.scheduler, error_type)
+        self.worker = EngineWorker(engine, self.scheduler, error_type, config.max_batch)
         self.sessions_open = 0
         self.connections = 0
         self.origins = pages.OriginPolicy(frozenset())
@@ -109,9 +110,7 @@ class LiveServer:
             await self._server.wait_closed()
         for job in self.scheduler.close():
             job.cancel.set()
-        current = self.worker.current
-        if current is not None:
-            current.cancel.set()
+        self.worker.cancel_all()
         if self.worker.is_alive():
             await asyncio.to_thread(self.worker.join, 10.0)
 
@@ -151,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="sessions per connection")
     parser.add_argument("--rate", type=float, default=Limits.messages_per_second,
                         help="messages per second per connection")
+    parser.add_argument("--max-batch", type=int, default=None,
+                        help="requests denoised together, one forward pass for all (default 32; 1 = one at a time)")
     parser.add_argument("--log-level", default="WARNING", help="Python logging level for the server log")
     return parser
 
@@ -164,8 +165,8 @@ def main(argv: list[str]) -> int:
     if args.token is not None and len(args.token) < 8:
         print("infill serve: --token must be at least 8 characters", file=sys.stderr)
         return 2
-    if args.max_sessions < 1 or args.rate <= 0:
-        print("infill serve: --max-sessions and --rate must be positive", file=sys.stderr)
+    if args.max_sessions < 1 or args.rate <= 0 or (args.max_batch is not None and args.max_batch < 1):
+        print("infill serve: --max-sessions, --rate and --max-batch must be positive", file=sys.stderr)
         return 2
     import engine
     try:
@@ -176,7 +177,7 @@ def main(argv: list[str]) -> int:
     limits = replace(Limits(), max_sessions_per_connection=args.max_sessions, messages_per_second=args.rate,
                      message_burst=max(1, int(args.rate * 2)))
     config = LiveConfig(host=args.host, port=args.port, token=args.token,
-                        allowed_origins=tuple(args.allow_origin), limits=limits)
+                        allowed_origins=tuple(args.allow_origin), limits=limits, max_batch=args.max_batch)
     try:
         return asyncio.run(_serve_until_signal(LiveServer(eng, config, error_type=engine.InfillError)))
     except KeyboardInterrupt:

@@ -1,19 +1,16 @@
 """The engine thread: takes jobs from the scheduler and streams denoising steps back.
 
-Engine calls block (and the engine serialises them anyway), so one thread runs them all,
-off the event loop. The thread never waits on a client: it hands each frame to the job's
-`deliver` callback, which only schedules work on the event loop.
+Model passes block, so one thread runs them all, off the event loop, for every job in
+flight at once (continuous batching). The thread never waits on a client: it hands each
+frame to the job's `deliver` callback, which only schedules work on the event loop.
 """
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any, Optional
 
 from .scheduler import FairScheduler, Job
-
-log = logging.getLogger("infill.live")
 
 
 def step_payload(step: Any, job: Job) -> dict[str, Any]:
@@ -47,55 +44,70 @@ def result_payload(result: Any, job: Job) -> dict[str, Any]:
 
 
 class EngineWorker(threading.Thread):
-    def __init__(self, engine: Any, scheduler: FairScheduler, error_type: type[BaseException]) -> None:
+    """Denoises the scheduler's jobs together, one forward pass per step for all of them.
+
+    Up to `max_batch` jobs are in flight in one BatchRunner (engine/batching.py): a job
+    joins at the next pass and leaves as soon as its result is out, so a short request
+    never waits for a long one. Beyond that, jobs wait in the fair scheduler, where a newer
+    request of the same session still replaces a queued one.
+    """
+
+    def __init__(self, engine: Any, scheduler: FairScheduler, error_type: type[BaseException], max_batch: Optional[int] = None) -> None:
         super().__init__(name="infill-live-engine", daemon=True)
+        from engine.batching import DEFAULT_MAX_BATCH, BatchRunner  # deferred: importing torch takes seconds
+
         self.engine = engine
         self.scheduler = scheduler
         self.error_type = error_type  # engine.InfillError: its message is safe to show to clients
-        self.current: Optional[Job] = None
+        self.runner = BatchRunner(engine, max_batch or DEFAULT_MAX_BATCH)
+        self.in_flight: dict[int, Job] = {}  # id(job) -> job, while the runner has it
         self.completed = 0
 
     def run(self) -> None:
         while True:
-            job = self.scheduler.next()
-            if job is None:
+            while self.runner.in_flight < self.runner.max_batch:
+                job = self.scheduler.next(timeout=0 if self.runner.has_work() else None)
+                if job is None:
+                    break
+                self._start(job)
+            if self.runner.has_work():
+                self.runner.run_pass()
+            elif self.scheduler.closed:
                 return
-            if job.cancel.is_set():
-                continue
-            self.current = job
-            try:
-                self._run_one(job)
-            finally:
-                self.current = None
-                self.completed += 1
 
-    def _run_one(self, job: Job) -> None:
+    def cancel_all(self) -> None:
+        """Cancel every job in flight (server shutdown); each ends at its next pass."""
+        for job in list(self.in_flight.values()):
+            job.cancel.set()
+
+    def _start(self, job: Job) -> None:
+        if job.cancel.is_set():
+            return
         job.started_at = time.monotonic()
-        finished = False
         try:
-            stream = self.engine.stream(job.prefix, job.suffix, language=job.language, cancel=job.cancel,
-                                        **job.settings)
-            try:
-                for step in stream:
-                    if job.cancel.is_set():
-                        return  # the event loop already told the client; drop the rest
-                    if step.result is not None:
-                        # The final step's changes still matter to a live view: send them first.
-                        if step.changes:
-                            job.deliver("step", step_payload(step, job))
-                        job.deliver("result", result_payload(step.result, job))
-                        finished = True
-                        return
-                    job.deliver("step", step_payload(step, job))
-            finally:
-                stream.close()  # closing the generator is the engine's other cancellation path
+            engine_job = self.engine.job(job.prefix, job.suffix, job.language, job.cancel, **job.settings)
         except self.error_type as exc:
-            finished = True
             job.deliver("error", {"code": "engine_error", "message": str(exc)})
-        except Exception:  # a bug in the engine must not take the server down
-            finished = True
-            log.exception("engine failed on a live request")
+            return
+        self.in_flight[id(job)] = job
+        self.runner.submit(engine_job, on_step=lambda step: self._on_step(job, step), on_done=lambda ticket: self._on_done(job, ticket))
+
+    def _on_step(self, job: Job, step: Any) -> None:
+        if job.cancel.is_set():
+            return  # the event loop already told the client; drop the rest
+        if step.result is None:
+            job.deliver("step", step_payload(step, job))
+        elif step.changes:  # the final step's changes still matter to a live view: send them first
+            job.deliver("step", step_payload(step, job))
+
+    def _on_done(self, job: Job, ticket: Any) -> None:
+        self.in_flight.pop(id(job), None)
+        self.completed += 1
+        if job.cancel.is_set():
+            return
+        if ticket.error is None:
+            job.deliver("result", result_payload(ticket.final.result, job))
+        elif isinstance(ticket.error, self.error_type):
+            job.deliver("error", {"code": "engine_error", "message": str(ticket.error)})
+        else:  # a bug in the engine must not take the server down (the runner logged it)
             job.deliver("error", {"code": "internal_error", "message": "the engine failed; see the server log"})
-        finally:
-            if not finished and not job.cancel.is_set():
-                job.deliver("error", {"code": "internal_error", "message": "the engine stream ended without a result"})
