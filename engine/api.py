@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Hashable, Iterator, Optional
 
 import torch
 
@@ -26,6 +27,8 @@ DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
 CHARS_PER_TOKEN_BUDGET = 3.4  # measured on the corpus's validation split (chars per token)
 CUT_GRID = 256
+KEYED_CONTEXT_BYTES = 256 * 2**20  # memory for keyed requests' contexts (the embedded model: ~4 MB each)
+KEYED_CONTEXTS = 4096  # and at most this many (for caches that do not report their size)
 SMALL_MODEL_PARAMETERS = 50_000_000  # the prefix window's left edge moves in steps of this many chars (cache reuse)
 
 
@@ -123,7 +126,12 @@ class Engine:
         self.device = device
         self.settings = SamplerSettings()
         self._lock = threading.Lock()
-        self._context_cache: object = None
+        self._context_cache: object = None  # the last request's context
+        self._last_encoded: Optional[tuple[str, list[int]]] = None  # see _encode_text
+        # Contexts of keyed requests (a live session, an editor's document), least recently
+        # used first, each with its size: many users at once each keep their own cache.
+        self._keyed_contexts: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._keyed_bytes = 0
 
     # ------------------------------------------------------------------ requests
     def _check(self, prefix: object, suffix: object) -> None:
@@ -140,7 +148,7 @@ class Engine:
         tok = self.tokenizer
         p_text = prefix_window(prefix, settings.context_tokens)
         s_text = suffix_window(suffix, settings.suffix_tokens)
-        prefix_ids = tok.encode(p_text)[-max(0, settings.context_tokens - 1) :] if settings.context_tokens > 1 else []
+        prefix_ids = self._encode_text(p_text)[-max(0, settings.context_tokens - 1) :] if settings.context_tokens > 1 else []
         if tok.bos_id is not None:
             prefix_ids = [tok.bos_id] + prefix_ids
         suffix_ids = tok.encode(s_text)[: settings.suffix_tokens]
@@ -154,15 +162,29 @@ class Engine:
             return []
         if settings.copy_context_tokens <= settings.context_tokens:
             return prefix_ids
-        return self.tokenizer.encode(prefix_window(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
+        return self._encode_text(prefix_window(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
 
-    def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> "InfillJob":
-        """A checked request, ready to be run alone (`stream`) or with others (engine/batching.py)."""
+    def _encode_text(self, text: str) -> list[int]:
+        """tokenizer.encode, remembering the last text: when the whole prefix fits the
+        model's window, the copy rule's longer window is the same text (one call, not two)."""
+        last = self._last_encoded
+        if last is not None and last[0] == text:
+            return last[1]
+        ids = self.tokenizer.encode(text)
+        self._last_encoded = (text, ids)
+        return ids
+
+    def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cache_key: Optional[Hashable] = None, **settings: Any) -> "InfillJob":
+        """A checked request, ready to be run alone (`stream`) or with others (engine/batching.py).
+
+        `cache_key` names whose request this is (a live session, an editor's document):
+        its context is encoded reusing the cache of that key's previous request, so many
+        users typing at once each re-encode only what they typed."""
         self._check(prefix, suffix)
         cfg = self.settings.replace(**settings)
         if cfg.max_tokens < 0 or cfg.block_size < 1 or not (0.0 <= cfg.confidence_threshold <= 1.0):
             raise InfillError("max_tokens must be >= 0, block_size >= 1 and confidence_threshold in [0, 1]")
-        return InfillJob(self, prefix, suffix, _constraint_for(language) if cfg.constrained else None, cfg, cancel)
+        return InfillJob(self, prefix, suffix, _constraint_for(language) if cfg.constrained else None, cfg, cancel, cache_key)
 
     def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> Iterator[DenoiseStep]:
         """Yield every denoising step; the last one carries the InfillResult (see InfillJob)."""
@@ -176,10 +198,13 @@ class Engine:
     def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> InfillResult:
         return run_to_end(self.stream(prefix, suffix, language, cancel, **settings))
 
-    def _encode(self, prefix_ids: list[int], suffix_ids: list[int]) -> tuple[object, int]:
-        """Encode the context, reusing the previous request's cache where exact.
-        Returns (cache, number of context tokens that came from the cache)."""
+    def _encode(self, prefix_ids: list[int], suffix_ids: list[int], key: Optional[Hashable] = None) -> tuple[object, int]:
+        """Encode the context, reusing where exact the cache of the request with the same
+        `key` (else the previous request's). Returns (cache, number of context tokens that
+        came from the cache)."""
         old = self._context_cache
+        if key is not None and key in self._keyed_contexts:
+            old = self._keyed_contexts[key][0]
         reused = 0
         if old is not None and hasattr(old, "prefix_ids"):
             limit = min(len(old.prefix_ids), len(prefix_ids))
@@ -189,7 +214,20 @@ class Engine:
                 reused += len(suffix_ids)
         context = self.model.encode_context(prefix_ids, suffix_ids, reuse=old)
         self._context_cache = context
+        if key is not None:
+            self._keep_context(key, context)
         return context, reused
+
+    def _keep_context(self, key: Hashable, context: object) -> None:
+        """Remember a keyed request's context, forgetting the least recently used ones
+        beyond KEYED_CONTEXT_BYTES (or KEYED_CONTEXTS entries)."""
+        if key in self._keyed_contexts:
+            self._keyed_bytes -= self._keyed_contexts.pop(key)[1]
+        size = int(getattr(context, "nbytes", 0))
+        self._keyed_contexts[key] = (context, size)
+        self._keyed_bytes += size
+        while len(self._keyed_contexts) > 1 and (self._keyed_bytes > KEYED_CONTEXT_BYTES or len(self._keyed_contexts) > KEYED_CONTEXTS):
+            self._keyed_bytes -= self._keyed_contexts.popitem(last=False)[1][1]
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model_name, "model_dir": str(self.model_dir) if self.model_dir else None, "device": self.device, "settings": asdict(self.settings), **self.info}
@@ -209,8 +247,9 @@ class InfillJob:
     of 21 refused middles and cost 40% more time per infill, docs/grammars.md.)
     """
 
-    def __init__(self, engine: "Engine", prefix: str, suffix: str, constraint: Optional[SyntaxConstraint], settings: SamplerSettings, cancel: Optional[threading.Event]):
+    def __init__(self, engine: "Engine", prefix: str, suffix: str, constraint: Optional[SyntaxConstraint], settings: SamplerSettings, cancel: Optional[threading.Event], cache_key: Optional[Hashable] = None):
         self.engine, self.prefix, self.suffix, self.constraint, self.cancel = engine, prefix, suffix, constraint, cancel
+        self.cache_key = cache_key
         self.schedule = [settings] if constraint is None else [
             settings,
             settings.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0),
@@ -228,7 +267,7 @@ class InfillJob:
         cfg = self.schedule[0]
         prefix_ids, suffix_ids, _, _ = self.engine._tokens(self.prefix, self.suffix, cfg)
         self.copy_source = self.engine._copy_source(self.prefix, prefix_ids, cfg)
-        self.context, self.reused = self.engine._encode(prefix_ids, suffix_ids)
+        self.context, self.reused = self.engine._encode(prefix_ids, suffix_ids, self.cache_key)
         self._start_candidate(1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
 
     def canvas_ids(self) -> Optional[list[int]]:
@@ -246,6 +285,9 @@ class InfillJob:
     def final_step(self) -> DenoiseStep:
         result, last = self.result, self._last
         assert result is not None and last is not None, "final_step() before the job finished"
+        release = getattr(self.context, "release_scratch", None)
+        if release is not None:  # a kept context should not hold a batched pass's buffers
+            release()
         result.candidates_tried = self._attempt
         result.cached_context_tokens = self.reused
         result.ms = (time.perf_counter() - self.start) * 1000

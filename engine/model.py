@@ -171,6 +171,15 @@ class ContextCache:
     def suffix_len(self) -> int:
         return len(self.suffix_ids)
 
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the cached keys and values (what an engine's cache budget counts)."""
+        return sum(t.nelement() * t.element_size() for layer in self.layers for t in (layer.prefix_k, layer.prefix_v, layer.suffix_k, layer.suffix_v))
+
+    def release_scratch(self) -> None:
+        """Drop the buffers a batched pass built (`_slots`), once no pass needs them."""
+        self._slots_for, self._slots = -1, None
+
 
 @dataclass
 class DecodeStream:

@@ -109,13 +109,14 @@ class CanvasState:
             self.ids[pos] = token
 
 
-def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False, contiguous: bool = False) -> list[Proposal]:
+def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False, contiguous: bool = False, best: Optional[tuple[list[float], list[int]]] = None) -> list[Proposal]:
     """Commits for this pass, most confident first (see module docstring, rules 2-3).
 
     probs: (N, V) probabilities for every canvas position. With `left_to_right` only the
     first masked position may commit (one token per pass, in text order). With
     `contiguous` the first masked position always commits and the masked positions right
-    after it join while each is at least `threshold` sure: text order, several per pass."""
+    after it join while each is at least `threshold` sure: text order, several per pass.
+    `best`: _best_per_position(probs), when the caller has it already."""
     tok = canvas.tok
     masked = canvas.masked_positions()
     if not masked:
@@ -123,7 +124,7 @@ def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_
     first = masked[0]
     if left_to_right:
         masked = [first]
-    conf, pred = _best_per_position(probs)
+    conf, pred = best or _best_per_position(probs)
     if contiguous and not left_to_right:
         return _contiguous_run(probs, canvas, conf, pred, threshold)
     eligible: list[Proposal] = []
@@ -172,12 +173,12 @@ def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: list[float],
     return sorted(run, key=lambda p: -p.confidence)
 
 
-def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, frozen: set[int]) -> list[Proposal]:
+def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, frozen: set[int], best: Optional[tuple[list[float], list[int]]] = None) -> list[Proposal]:
     """Committed text tokens the model now wants to rewrite with high confidence."""
     tok = canvas.tok
     end = canvas.end()
     limit = canvas.size if end is None else end
-    conf, pred = _best_per_position(probs)
+    conf, pred = best or _best_per_position(probs)
     edits = []
     for pos in range(limit):
         current = canvas.ids[pos]
@@ -394,9 +395,10 @@ class Denoiser:
             changes = _close_with(self.canvas, ending, self.max_tokens)
             self._stop("end_of_middle")
             return self._step_now(changes)
-        proposals = self._constrain(probs, propose(probs, self.canvas, self.settings.confidence_threshold, self.settings.left_to_right, self.settings.contiguous)) if masked_before else []
+        best = _best_per_position(probs)  # shared by propose and the edits (same probabilities)
+        proposals = self._constrain(probs, propose(probs, self.canvas, self.settings.confidence_threshold, self.settings.left_to_right, self.settings.contiguous, best)) if masked_before else []
         changes = self._commit(proposals)
-        edits = self._edit(probs, frozen={p.position for p in proposals})
+        edits = self._edit(probs, frozen={p.position for p in proposals}, best=best)
         changes += edits
         if not masked_before:
             self.edit_passes += 1
@@ -452,10 +454,10 @@ class Denoiser:
             changes.append(CanvasChange(p.position, self.tok.piece(p.token), p.confidence, kind))
         return changes
 
-    def _edit(self, probs: torch.Tensor, frozen: set[int]) -> list[CanvasChange]:
+    def _edit(self, probs: torch.Tensor, frozen: set[int], best: Optional[tuple[list[float], list[int]]] = None) -> list[CanvasChange]:
         """Token-to-token edits (rule 4); never on tokens committed in this very pass (their
         evidence is this pass)."""
-        edits = propose_edits(probs, self.canvas, self.settings.edit_threshold, frozen=frozen)
+        edits = propose_edits(probs, self.canvas, self.settings.edit_threshold, frozen=frozen, best=best)
         if edits and self.constraint is not None:
             edits, vetoed = _constrained(edits, probs, self.canvas, self.constraint, self.prefix_text, self.suffix_text)
             self.vetoed_total += vetoed

@@ -5,7 +5,7 @@ they never reach into the sampler or the model.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Optional, Protocol, Sequence
 
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ class SamplerSettings:
         unknown = sorted(set(changes) - known)
         if unknown:
             raise InfillError(f"unknown sampler setting(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        values = asdict(self)
-        values.update({k: v for k, v in changes.items() if v is not None})
-        return SamplerSettings(**values)  # type: ignore[arg-type]
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,7 @@ class CompletionService:
                 ticket.cancel,
                 self._sampler_overrides(),
                 on_finished=self._count_model_run,
+                cache_key=("lsp", uri),
             )
             if answer is None:  # superseded while queued behind another model call
                 self._stats.count("superseded_before_model")

@@ -99,17 +99,19 @@ class EngineHost:
         cancel: threading.Event,
         settings: Mapping[str, object],
         on_finished: Callable[[ModelAnswer], None] | None = None,
+        cache_key: object = None,
     ) -> ModelAnswer | None:
         """Run the model on the batch worker; None when cancelled before it started.
 
         When the awaiting task is cancelled, `cancel` is set so the model stops at its
         next pass, and `on_finished` still sees the run (the work it cost is counted).
+        `cache_key` (a document) keeps that document's context cache across requests.
         """
         engine = await self.wait_ready()
         if cancel.is_set():
             return None
         loop = asyncio.get_running_loop()
-        job = engine.job(prefix, suffix, language, cancel, **settings)  # bad settings: InfillError here
+        job = engine.job(prefix, suffix, language, cancel, cache_key=cache_key, **settings)  # bad settings: InfillError here
         run: asyncio.Future[ModelAnswer | None] = loop.create_future()
         self._batcher(engine).submit(job, on_done=lambda ticket: loop.call_soon_threadsafe(_settle, run, ticket))
         if on_finished is not None:

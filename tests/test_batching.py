@@ -115,3 +115,31 @@ def test_worker_thread_serves_callers_from_many_threads_and_streams_steps(tiny_e
         worker.close(timeout=30)
     with pytest.raises(RuntimeError):
         worker.submit(eng.job(*REQUESTS[0][:3]))
+
+
+def test_keyed_requests_reuse_their_own_context_and_the_cache_is_bounded(tiny_engine, monkeypatch):
+    import engine.api
+
+    eng = tiny_engine
+    doc_a = "".join(f"a{i} = {i}\n" for i in range(40))
+    doc_b = "".join(f"b{i} = {i}\n" for i in range(40))
+    runner = BatchRunner(eng, max_batch=4)
+
+    def cached_tokens(prefix, key):
+        ticket = runner.submit(eng.job(prefix, "\n", "python", cache_key=key, max_tokens=2))
+        while runner.has_work():
+            runner.run_pass()
+        return ticket.wait().cached_context_tokens
+
+    cached_tokens(doc_a, "A")
+    cached_tokens(doc_b, "B")
+    typed = cached_tokens(doc_a + "x", "A")  # A types one character after B's request
+    assert typed >= len(eng.tokenizer.encode(doc_a)) - 2
+    unkeyed = cached_tokens(doc_a + "xy", None)  # reuses only the last request's (A's) cache
+    assert unkeyed >= typed - 2
+    assert cached_tokens(doc_b + "y", None) < 5  # the last one was A's: nothing in common
+
+    monkeypatch.setattr(engine.api, "KEYED_CONTEXT_BYTES", 1)  # room for one context only
+    cached_tokens(doc_b, "B")
+    assert list(eng._keyed_contexts) == ["B"]
+    assert eng._keyed_bytes == eng._keyed_contexts["B"][1] > 0

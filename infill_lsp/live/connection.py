@@ -1,14 +1,15 @@
 """One WebSocket connection: reads client messages, keeps its sessions, routes engine frames.
 
-Everything here runs on the event loop. The only cross-thread entry is `_post`, which the
-engine thread calls through `Job.deliver`; it merely schedules `_on_engine` on the loop.
+Everything here runs on the event loop. The only cross-thread entry is `_poster`'s `post`,
+which the engine thread calls through `Job.deliver`; it merely has the hub schedule
+`_on_engine` on the loop.
 """
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-from typing import Any, Optional, Protocol, Union
+from typing import Any, Callable, Optional, Protocol, Union
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -33,6 +34,7 @@ class Hub(Protocol):
     model_name: str
 
     def token_ok(self, token: Optional[str]) -> bool: ...
+    def post_from_engine(self, callback: Callable[..., None], *args: Any) -> None: ...
     def reserve_session(self) -> bool: ...
     def release_session(self) -> None: ...
 
@@ -221,10 +223,7 @@ class LiveConnection:
 
     def _poster(self, job: Job) -> Deliver:
         def post(kind: str, payload: dict[str, Any]) -> None:
-            try:
-                self.loop.call_soon_threadsafe(self._on_engine, job, kind, payload)
-            except RuntimeError:
-                pass  # the loop is gone: the server is shutting down
+            self.hub.post_from_engine(self._on_engine, job, kind, payload)
         return post
 
     def _on_engine(self, job: Job, kind: str, payload: dict[str, Any]) -> None:

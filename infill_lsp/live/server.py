@@ -12,8 +12,9 @@ import logging
 import secrets
 import signal
 import sys
+import threading
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
@@ -51,11 +52,14 @@ class LiveServer:
         if error_type is None:
             from engine import InfillError
             error_type = InfillError
-        self.worker = EngineWorker(engine, self.scheduler, error_type, config.max_batch)
+        self.worker = EngineWorker(engine, self.scheduler, error_type, config.max_batch, after_pass=self.wake_for_engine)
         self.sessions_open = 0
         self.connections = 0
         self.origins = pages.OriginPolicy(frozenset())
         self._server: Optional[Server] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._inbox: list[tuple[Callable[..., None], tuple[Any, ...]]] = []  # engine thread -> loop
+        self._inbox_lock = threading.Lock()
 
     # -- the Hub a connection sees ---------------------------------------------------------
 
@@ -70,6 +74,34 @@ class LiveServer:
 
     def release_session(self) -> None:
         self.sessions_open -= 1
+
+    def post_from_engine(self, callback: Callable[..., None], *args: Any) -> None:
+        """Have `callback(*args)` run on the event loop; called on the engine thread, which
+        wakes the loop once per pass (`wake_for_engine`), not once per frame: every wakeup
+        hands the GIL to the loop thread and back, which cost the engine a fifth of its
+        time when a batched pass delivered one frame per session."""
+        with self._inbox_lock:
+            self._inbox.append((callback, args))
+
+    def wake_for_engine(self) -> None:
+        """Run what the engine posted since the last wakeup (engine thread, after a pass)."""
+        with self._inbox_lock:
+            if not self._inbox:
+                return
+        try:
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(self._run_inbox)
+        except RuntimeError:
+            pass  # the loop is gone: the server is shutting down
+
+    def _run_inbox(self) -> None:
+        with self._inbox_lock:
+            posted, self._inbox = self._inbox, []
+        for callback, args in posted:
+            try:
+                callback(*args)
+            except Exception:  # one connection's bug must not lose the other sessions' frames
+                log.exception("delivering an engine frame failed")
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -95,6 +127,7 @@ class LiveServer:
         return f"http://{self.host_for_urls}:{self.port}/#token={self.token}"
 
     async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self._server = await serve(
             self._handle, self.config.host, self.config.port,
             process_request=self._process_request,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .scheduler import FairScheduler, Job
 
@@ -52,7 +52,8 @@ class EngineWorker(threading.Thread):
     request of the same session still replaces a queued one.
     """
 
-    def __init__(self, engine: Any, scheduler: FairScheduler, error_type: type[BaseException], max_batch: Optional[int] = None) -> None:
+    def __init__(self, engine: Any, scheduler: FairScheduler, error_type: type[BaseException], max_batch: Optional[int] = None,
+                 after_pass: Optional[Callable[[], None]] = None) -> None:
         super().__init__(name="infill-live-engine", daemon=True)
         from engine.batching import DEFAULT_MAX_BATCH, BatchRunner  # deferred: importing torch takes seconds
 
@@ -62,18 +63,27 @@ class EngineWorker(threading.Thread):
         self.runner = BatchRunner(engine, max_batch or DEFAULT_MAX_BATCH)
         self.in_flight: dict[int, Job] = {}  # id(job) -> job, while the runner has it
         self.completed = 0
+        self.after_pass = after_pass  # e.g. wake the event loop once for all frames of a pass
 
     def run(self) -> None:
         while True:
             while self.runner.in_flight < self.runner.max_batch:
-                job = self.scheduler.next(timeout=0 if self.runner.has_work() else None)
+                busy = self.runner.has_work()
+                if not busy:
+                    self._flush()  # before waiting: nothing posted may wait with us
+                job = self.scheduler.next(timeout=0 if busy else None)
                 if job is None:
                     break
                 self._start(job)
             if self.runner.has_work():
                 self.runner.run_pass()
-            elif self.scheduler.closed:
+            self._flush()
+            if not self.runner.has_work() and self.scheduler.closed:
                 return
+
+    def _flush(self) -> None:
+        if self.after_pass is not None:
+            self.after_pass()
 
     def cancel_all(self) -> None:
         """Cancel every job in flight (server shutdown); each ends at its next pass."""
@@ -85,7 +95,9 @@ class EngineWorker(threading.Thread):
             return
         job.started_at = time.monotonic()
         try:
-            engine_job = self.engine.job(job.prefix, job.suffix, job.language, job.cancel, **job.settings)
+            # Keyed by session: its next request re-encodes only what the user typed.
+            engine_job = self.engine.job(job.prefix, job.suffix, job.language, job.cancel,
+                                         cache_key=("live", job.connection, job.session), **job.settings)
         except self.error_type as exc:
             job.deliver("error", {"code": "engine_error", "message": str(exc)})
             return
