@@ -75,9 +75,10 @@ class GreedyDecode:
 
     def advance(self, logits: torch.Tensor) -> None:
         """Take the next token from this request's (V,) logits and decide whether to stop."""
-        row = logits.float().clone()
-        row[list(self.tok.special_ids)] = float("-inf")  # the stream never saw mask/EOM/BOS as text
-        token = int(row.argmax())
+        self.take(int(greedy_tokens(logits.unsqueeze(0), self.tok)[0]))
+
+    def take(self, token: int) -> None:
+        """Append the token chosen for this request and decide whether to stop."""
         self.generated.append(token)
         self.next_token = token
         self.forwards += 1
@@ -100,6 +101,14 @@ class GreedyDecode:
         self.result = DecodeResult(middle, tokens, self.forwards, reason)
 
 
+def greedy_tokens(logits: torch.Tensor, tok: Tokenizer) -> list[int]:
+    """The most likely text token of each row of (B, V) logits, in one device-to-host copy
+    (special tokens excluded: the prefix stream never saw mask, EOM or BOS as text)."""
+    rows = logits.float().clone()
+    rows[:, sorted(tok.special_ids)] = float("-inf")
+    return rows.argmax(dim=-1).tolist()
+
+
 class DecodeBatch:
     """Continuous batching of greedy decodes: requests `join`, every `step` is one forward
     pass over all unfinished ones, and a request leaves the moment it stops."""
@@ -118,8 +127,8 @@ class DecodeBatch:
         if not self.active:
             return []
         logits = self.model.next_token_logits([s.stream for s in self.active], torch.tensor([s.next_token for s in self.active]))  # (B, V)
-        for state, row in zip(self.active, logits):
-            state.advance(row)
+        for state, token in zip(self.active, greedy_tokens(logits, self.active[0].tok)):
+            state.take(token)
         self.passes += 1
         finished = [s for s in self.active if s.done]
         self.active = [s for s in self.active if not s.done]

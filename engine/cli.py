@@ -114,9 +114,11 @@ def _lab_module(name: str):
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.concurrency:
         forwarded = ["--concurrency", args.concurrency] + (["--json"] if args.json else [])
-        for flag, value in (("--model", args.model), ("--plot", args.plot), ("--out", args.out), ("--modes", args.modes), ("--requests", args.requests), ("--device", args.device), ("--shapes", args.shapes), ("--threads", args.threads)):
+        for flag, value in (("--model", args.model), ("--plot", args.plot), ("--out", args.out), ("--modes", args.modes), ("--requests", args.requests), ("--device", args.device), ("--shapes", args.shapes), ("--threads", args.threads), ("--dtype", args.dtype)):
             if value is not None:
                 forwarded += [flag, str(value)]
+        for setting in args.set:
+            forwarded += ["--set", setting]
         return _lab_module("lab.concurrency.sweep").main(forwarded)
     if args.syntax:
         from grammars import bench as syntax_bench
@@ -161,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default=None, help="with --concurrency: torch device (cpu, cuda)")
     p.add_argument("--shapes", type=Path, default=None, help="with --concurrency: ModelConfig JSON, random weights of these shapes (speed only)")
     p.add_argument("--threads", type=int, default=None, help="with --concurrency: torch threads")
+    p.add_argument("--dtype", default=None, help="with --concurrency: cast the weights (e.g. bfloat16)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --concurrency: a sampler setting for every request")
     p.set_defaults(handler=cmd_bench)
 
     for name, (module, help_text) in DELEGATED.items():

@@ -4,7 +4,8 @@
     python -m lab.concurrency.sweep --concurrency 1,2,4,8,16,32,64 ...   (the same)
 
 For each level C, C clients in a closed loop: each sends a request, waits for its result
-and sends the next, until `max(--requests, 2C)` requests have finished. Requests are the
+and sends the next, until `max(--requests, 2C)` requests have finished; every mode runs
+twice per level, in order and in reverse order (--repeats), and its runs are pooled. Requests are the
 held-out middles (lab/concurrency/items.py: single-line, every third multi-line), the
 same ones in the same order for every mode. The modes (lab/concurrency/servers.py):
 
@@ -87,11 +88,19 @@ def summarize(mode: str, concurrency: int, records: list[Record], wall: float) -
         "p50_ms": round(percentile(latencies, 0.5), 1),
         "p99_ms": round(percentile(latencies, 0.99), 1),
         "tpf": round(tokens / forwards, 3) if forwards else 0.0,
-        "exact_match": round(sum(exact_match(r.finished.middle, r.item.middle) for r in records) / len(records), 4),
+        "exact_match": _exact_match(records),
+        "exact_match_single_line": _exact_match([r for r in records if r.item.kind == "single-line"]),
+        "exact_match_multi_line": _exact_match([r for r in records if r.item.kind == "multi-line"]),
         "requests": len(records),
         "tokens": tokens,
         "wall_s": round(wall, 2),
     }
+
+
+def _exact_match(records: list[Record]) -> Optional[float]:
+    if not records:
+        return None
+    return round(sum(exact_match(r.finished.middle, r.item.middle) for r in records) / len(records), 4)
 
 
 def identical_share(a: list[Record], b: list[Record]) -> float:
@@ -119,10 +128,11 @@ def crossover(levels: list[dict[str, Any]], key: str = "tokens_per_s_per_user") 
     return {"at": both[first], "text": f"autoregressive overtakes batched diffusion at concurrency {both[first]} (diffusion ahead at {both[first - 1]})"}
 
 
-def load_engine(model: Optional[Path], device: str, shapes: Optional[Path], threads: Optional[int]):
+def load_engine(model: Optional[Path], device: str, shapes: Optional[Path], threads: Optional[int], dtype: Optional[str] = None, settings: Optional[dict[str, Any]] = None):
     """The engine to sweep: a model directory (default: the embedded model), or with
     `shapes` a ModelConfig JSON built with random weights and the embedded tokenizer (a
-    larger model's speed, not its quality: random weights never close a middle early)."""
+    larger model's speed, not its quality: random weights never close a middle early).
+    `dtype` casts the weights (e.g. bfloat16 on a GPU); `settings` override the sampler's."""
     import engine
 
     eng = engine.load(model, device=device, threads=threads)
@@ -135,35 +145,71 @@ def load_engine(model: Optional[Path], device: str, shapes: Optional[Path], thre
         torch.manual_seed(0)
         with torch.device(device):
             eng.model = InfillTransformer(cfg).eval()
-        eng.model_name = f"random weights, shapes of {shapes.name}"
+        eng.model_name = f"random weights, shapes of {shapes.stem}"
         eng.info = {"parameters": eng.model.num_parameters()}
+    if dtype:
+        eng.model.to(getattr(torch, dtype))
+    if settings:
+        eng.settings = eng.settings.replace(**settings)
     return eng
 
 
-def run_sweep(eng, levels: list[int], modes: list[str], min_requests: int, progress=None) -> dict[str, Any]:
+def parse_settings(pairs: list[str]) -> dict[str, Any]:
+    """KEY=VALUE sampler settings (values parsed as JSON when they can be: 32, false, 0.9)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set wants KEY=VALUE, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def run_sweep(eng, levels: list[int], modes: list[str], min_requests: int, progress=None, repeats: int = 2) -> dict[str, Any]:
+    """Every level runs every mode `repeats` times, in order, then in reverse order, and so
+    on (ABBA): a machine that slows down or speeds up during a level weighs on every mode
+    alike. A mode's figures pool its runs (tokens and wall time summed, latencies joined)."""
     items = load_items()
     eng.infill(items[0].prefix, items[0].suffix, language=items[0].language)  # warm-up
     out: list[dict[str, Any]] = []
+    same = compared = 0
     for c in levels:
         requests = max(min_requests, 2 * c)
-        runs: dict[str, list[Record]] = {}
+        records: dict[str, list[Record]] = {mode: [] for mode in modes}
+        walls: dict[str, float] = {mode: 0.0 for mode in modes}
+        level_same = level_compared = 0
+        for repeat in range(repeats):
+            runs: dict[str, list[Record]] = {}
+            for mode in (modes if repeat % 2 == 0 else modes[::-1]):
+                runs[mode], wall = run_level(eng, mode, items, c, requests)
+                records[mode] += runs[mode]
+                walls[mode] += wall
+            if "batched" in runs and "sequential" in runs:
+                share = identical_share(runs["batched"], runs["sequential"])
+                level_same, level_compared = level_same + round(share * requests), level_compared + requests
         for mode in modes:
-            records, wall = run_level(eng, mode, items, c, requests)
-            runs[mode] = records
-            out.append(summarize(mode, c, records, wall))
+            out.append(summarize(mode, c, records[mode], walls[mode]))
+            if mode == "batched" and level_compared:
+                out[-1]["identical_to_sequential"] = round(level_same / level_compared, 4)
             if progress:
                 progress(out[-1])
-        if "batched" in runs and "sequential" in runs:
-            next(l for l in out if l["concurrency"] == c and l["mode"] == "batched")["identical_to_sequential"] = identical_share(runs["batched"], runs["sequential"])
+        same, compared = same + level_same, compared + level_compared
     return {
         "levels": out,
         "crossover_per_user": crossover(out),
         "crossover_total": crossover(out, "tokens_per_s"),
+        "batched_identical_to_sequential": {"identical": same, "requests": compared},
         "model": eng.model_name,
         "parameters": eng.info.get("parameters"),
         "device": eng.device,
+        "dtype": str(next(eng.model.parameters()).dtype).replace("torch.", "") if hasattr(eng.model, "parameters") else None,
         "threads": torch.get_num_threads(),
+        "settings": {k: v for k, v in vars(eng.settings).items()},
         "items": "held-out middles (lab/concurrency/items.py)",
+        "repeats": repeats,
     }
 
 
@@ -182,10 +228,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", default=DEFAULT_LEVELS, help=f"comma-separated levels (default {DEFAULT_LEVELS})")
     p.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
     p.add_argument("--requests", type=int, default=MIN_REQUESTS, help="requests per level at least (a level C runs max(this, 2C))")
+    p.add_argument("--repeats", type=int, default=2, help="runs of every mode per level, in alternating order (default 2: ABBA)")
     p.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
     p.add_argument("--shapes", type=Path, default=None, help="ModelConfig JSON: random weights of these shapes (speed only)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: the engine's choice)")
+    p.add_argument("--dtype", default=None, help="cast the weights, e.g. bfloat16 (default: as loaded)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a sampler setting for every request (repeatable), e.g. constrained=false")
     p.add_argument("--json", action="store_true", help="the last line of output is the JSON report")
     p.add_argument("--plot", type=Path, default=None, help="write a PNG of tokens/s per user against concurrency")
     p.add_argument("--out", type=Path, default=None, help="also write the JSON report to this file")
@@ -206,6 +255,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         levels = parse_levels(args.concurrency)
+        settings = parse_settings(args.set)
     except ValueError as exc:
         print(f"infill bench: error: {exc}", file=sys.stderr)
         return 2
@@ -214,12 +264,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     if unknown or not modes:
         print(f"infill bench: error: unknown mode(s) {unknown}; known: {', '.join(MODES)}", file=sys.stderr)
         return 2
-    eng = load_engine(args.model, args.device, args.shapes, args.threads)
+    eng = load_engine(args.model, args.device, args.shapes, args.threads, args.dtype, settings)
 
     def progress(level: dict[str, Any]) -> None:
         print(f"C={level['concurrency']:<3} {level['mode']:<15} {level['tokens_per_s']:8.1f} tok/s  p50 {level['p50_ms']:7.0f} ms  EM {level['exact_match']:.1%}", file=sys.stderr, flush=True)
 
-    report = run_sweep(eng, levels, modes, args.requests, progress)
+    report = run_sweep(eng, levels, modes, args.requests, progress, max(1, args.repeats))
     if args.plot:
         from lab.concurrency.plot import plot
 
