@@ -5,44 +5,43 @@
     for step in eng.stream(prefix, suffix): ...
 
 Requests are serialized by a lock (one model, one forward at a time); the context cache
-of the previous request is kept so that a keystroke re-encodes only what changed.
+of the previous request is kept so that a keystroke re-encodes only what changed. Which
+text the model sees is decided here, from the model's trained window (engine/window.py):
+front ends pass the whole text around the cursor, and context from other files apart.
 """
 from __future__ import annotations
 
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Hashable, Iterator, Optional
 
 import torch
 
+import grammars
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
-from engine.sampler import Denoiser, run_to_end
+from engine.next_edit.suggest import NextEditResult, next_edit
+from engine.sampler import Denoising, run_to_end
 from engine.tokenizer import Tokenizer
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
+from engine.window import ContextWindow, context_window, prefix_tail
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
-CHARS_PER_TOKEN_BUDGET = 3.4  # measured on the corpus's validation split (chars per token)
-CUT_GRID = 256
+SMALL_MODEL_PARAMETERS = 50_000_000  # below this many parameters one torch thread is as fast as two
 KEYED_CONTEXT_BYTES = 256 * 2**20  # memory for keyed requests' contexts (the embedded model: ~4 MB each)
 KEYED_CONTEXTS = 4096  # and at most this many (for caches that do not report their size)
-SMALL_MODEL_PARAMETERS = 50_000_000  # the prefix window's left edge moves in steps of this many chars (cache reuse)
 
 
-def _constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
+def constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
+    """The syntax constraint of a language: None for no language or one without a
+    grammar. A failure to build one (a grammar bug, a broken grammar wheel) is raised,
+    not hidden: commits silently left unconstrained are how such bugs go unnoticed."""
     if not language:
         return None
-    try:
-        import grammars
-    except ImportError:  # grammars is part of the package; this guards partial installs
-        return None
-    try:
-        return grammars.constraint_for(language)
-    except Exception:
-        return None
+    return grammars.constraint_for(language)
 
 
 MAX_WORD_CUTS = 16  # mid-line cuts tried (longest first) when no whole-line form is accepted
@@ -94,26 +93,126 @@ def word_ends(line: str) -> list[int]:
     return ends
 
 
-def prefix_window(prefix: str, max_tokens: int) -> str:
-    """The tail of the prefix given to the model, cut at a line start.
+@dataclass(frozen=True)
+class _Request:
+    """What every candidate of one request shares."""
 
-    The cut moves in steps of CUT_GRID chars, so while the user types the window's left
-    edge stays put and the cached keys/values of the prefix stay valid."""
-    budget = int(max_tokens * CHARS_PER_TOKEN_BUDGET)
-    if len(prefix) <= budget:
-        return prefix
-    target = len(prefix) - budget
-    target = (target // CUT_GRID + 1) * CUT_GRID
-    line_start = prefix.find("\n", target)
-    return prefix[line_start + 1 :] if line_start != -1 else prefix[target:]
+    context: object  # the encoded context (the model's cache)
+    prefix: str  # the whole text before the cursor (the syntax check and the copy rule read it)
+    suffix: str
+    constraint: Optional[SyntaxConstraint]
+    cancel: Optional[threading.Event]
+    start: float  # perf_counter() at the request's start
+    copy_source: list[int]
 
 
-def suffix_window(suffix: str, max_tokens: int) -> str:
-    budget = int(max_tokens * CHARS_PER_TOKEN_BUDGET)
-    if len(suffix) <= budget:
-        return suffix
-    line_end = suffix.rfind("\n", 0, budget)
-    return suffix[: line_end + 1] if line_end > 0 else suffix[:budget]
+class InfillRun:
+    """One request's denoising inside the engine: its model candidates in turn, each a
+    sampler `Denoising`. It hands out one canvas at a time (`canvas_ids`) and takes the
+    model's logits for it (`advance`), so the forward pass stays with the caller:
+    Engine.stream drives one run; a batching worker can drive several with one forward.
+
+    Candidates: the request's settings, then a last resort written left to right that
+    ends at the first complete, valid middle the model proposes (often one identifier for
+    a condition): a short answer rather than none. A plain left-to-right candidate in
+    between was measured: it rescued 2 of 21 refused middles and cost 40% more time per
+    infill (docs/grammars.md). A middle the final check refuses (and every cut of it, see
+    accepted_cut) goes to the next candidate; after the last, the answer is empty."""
+
+    def __init__(self, engine: "Engine", request: _Request, cfg: SamplerSettings, forwards: int) -> None:
+        self.engine = engine
+        self.request = request
+        last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
+        self.schedule = [cfg] if request.constraint is None else [cfg, last_resort][: max(1, cfg.candidates)]
+        self.attempt = 0
+        self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
+        self.run = self._begin(forwards)
+
+    def _begin(self, forwards: int) -> Denoising:
+        request, settings = self.request, self.schedule[self.attempt]
+        self.attempt += 1
+        return Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards)
+
+    def canvas_ids(self) -> Optional[list[int]]:
+        """The canvas of the next forward pass, or None once the request is answered."""
+        while self.final is None:
+            ids = self.run.canvas_ids(self.request.cancel)
+            if ids is not None:
+                return ids
+            self._judge(self.run.finish())
+        return None
+
+    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+        """One pass of the current candidate, given the model's (N, V) logits."""
+        return self.run.advance(logits)
+
+    def _judge(self, final: DenoiseStep) -> None:
+        """A candidate ended: keep its (cut) middle, or start the next candidate, or answer
+        nothing ("rejected")."""
+        result, request = final.result, self.request
+        assert result is not None
+        result.candidates_tried = self.attempt
+        if result.stop_reason == "cancelled" or request.constraint is None:
+            self.final = final
+            return
+        accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
+        if accepted is None:
+            result.vetoed += 1
+            if self.attempt < len(self.schedule):
+                self.run = self._begin(result.forwards)
+                return
+            result.stop_reason = "rejected"
+        if (accepted or "") != result.middle:  # the final check cut or polished it: count what is returned
+            result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(accepted))) if accepted else 0
+        result.middle = accepted or ""
+        self.final = final
+
+
+class InfillJob:
+    """A checked request, not started yet, so that it can run alone (Engine.stream) or
+    join others in a batch (engine/batching.py): `prepare()` encodes its context (the
+    prefill) and starts its InfillRun; `canvas_ids()` / `advance(logits)` are the run's;
+    `final_step()` carries the InfillResult once `canvas_ids()` says None."""
+
+    def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None) -> None:
+        self.engine, self.prefix, self.suffix, self.cfg, self.constraint = engine, prefix, suffix, cfg, constraint
+        self.cancel, self.cross_file, self.cache_key = cancel, cross_file, cache_key
+        self.run: Optional[InfillRun] = None
+        self.reused = 0
+
+    def prepare(self) -> None:
+        """Encode the context (reusing the cache of `cache_key`'s last request, or the
+        engine's last) and start the first candidate. Call with the engine's lock held."""
+        engine, cfg, start = self.engine, self.cfg, time.perf_counter()
+        prefix_ids, suffix_ids = engine.context_ids(self.prefix, self.suffix, self.cross_file, cfg)
+        context, self.reused = engine._encode(prefix_ids, suffix_ids, self.cache_key)
+        request = _Request(context, self.prefix, self.suffix, self.constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg))
+        self.run = InfillRun(engine, request, cfg, forwards=1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
+
+    @property
+    def context(self) -> object:
+        assert self.run is not None, "prepare() first"
+        return self.run.request.context
+
+    def canvas_ids(self) -> Optional[list[int]]:
+        assert self.run is not None, "prepare() first"
+        return self.run.canvas_ids()
+
+    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+        assert self.run is not None, "prepare() first"
+        return self.run.advance(logits)
+
+    def final_step(self) -> DenoiseStep:
+        """The answer: the last step, with the whole request's figures."""
+        run = self.run
+        assert run is not None and run.final is not None and run.final.result is not None, "final_step() before the answer"
+        final, result = run.final, run.final.result
+        result.cached_context_tokens = self.reused
+        result.ms = (time.perf_counter() - run.request.start) * 1000
+        release = getattr(run.request.context, "release_scratch", None)
+        if release is not None:  # a context kept for reuse should not hold a batched pass's buffers
+            release()
+        return DenoiseStep(final.step, final.canvas, [], result.forwards, result.ms, result=result)
 
 
 class Engine:
@@ -127,11 +226,11 @@ class Engine:
         self.settings = SamplerSettings()
         self._lock = threading.Lock()
         self._context_cache: object = None  # the last request's context
-        self._last_encoded: Optional[tuple[str, list[int]]] = None  # see _encode_text
         # Contexts of keyed requests (a live session, an editor's document), least recently
-        # used first, each with its size: many users at once each keep their own cache.
+        # used first, with their sizes: many users at once each keep their own cache.
         self._keyed_contexts: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
         self._keyed_bytes = 0
+        self._last_encoded: Optional[tuple[str, list[int]]] = None  # see _encode_text
 
     # ------------------------------------------------------------------ requests
     def _check(self, prefix: object, suffix: object) -> None:
@@ -144,15 +243,24 @@ class Engine:
         if "\x00" in prefix[-4096:] or "\x00" in suffix[:4096]:
             raise InfillError("input looks binary (NUL bytes near the cursor); refusing to complete it")
 
-    def _tokens(self, prefix: str, suffix: str, settings: SamplerSettings) -> tuple[list[int], list[int], str, str]:
+    def window(self, prefix: str, suffix: str, cross_file: str = "", settings: Optional[SamplerSettings] = None) -> ContextWindow:
+        """The text around the cursor the model sees (engine/window.py decides)."""
+        cfg = settings or self.settings
+        return context_window(prefix, suffix, prefix_tokens=cfg.context_tokens, suffix_tokens=cfg.suffix_tokens, cross_file=cross_file, cross_file_share=cfg.cross_file_share)
+
+    def context_ids(self, prefix: str, suffix: str, cross_file: str = "", settings: Optional[SamplerSettings] = None) -> tuple[list[int], list[int]]:
+        """(prefix ids, suffix ids) of the window, as the model reads them: BOS (when the
+        tokenizer has one), the cross-file context, then the tail of the prefix."""
+        cfg = settings or self.settings
         tok = self.tokenizer
-        p_text = prefix_window(prefix, settings.context_tokens)
-        s_text = suffix_window(suffix, settings.suffix_tokens)
-        prefix_ids = self._encode_text(p_text)[-max(0, settings.context_tokens - 1) :] if settings.context_tokens > 1 else []
+        window = self.window(prefix, suffix, cross_file, cfg)
+        room = max(0, cfg.context_tokens - 1)
+        cross_ids = tok.encode(window.cross_file)[: int(room * cfg.cross_file_share)] if window.cross_file else []
+        keep = room - len(cross_ids)
+        prefix_ids = cross_ids + (self._encode_text(window.prefix)[-keep:] if keep > 0 else [])
         if tok.bos_id is not None:
             prefix_ids = [tok.bos_id] + prefix_ids
-        suffix_ids = tok.encode(s_text)[: settings.suffix_tokens]
-        return prefix_ids, suffix_ids, p_text, s_text
+        return prefix_ids, tok.encode(window.suffix)[: cfg.suffix_tokens]
 
     def _copy_source(self, prefix: str, prefix_ids: list[int], settings: SamplerSettings) -> list[int]:
         """The tokens the copy rule looks in: a longer stretch of the prefix than the
@@ -162,7 +270,7 @@ class Engine:
             return []
         if settings.copy_context_tokens <= settings.context_tokens:
             return prefix_ids
-        return self._encode_text(prefix_window(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
+        return self._encode_text(prefix_tail(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
 
     def _encode_text(self, text: str) -> list[int]:
         """tokenizer.encode, remembering the last text: when the whole prefix fits the
@@ -174,29 +282,49 @@ class Engine:
         self._last_encoded = (text, ids)
         return ids
 
-    def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cache_key: Optional[Hashable] = None, **settings: Any) -> "InfillJob":
-        """A checked request, ready to be run alone (`stream`) or with others (engine/batching.py).
-
-        `cache_key` names whose request this is (a live session, an editor's document):
-        its context is encoded reusing the cache of that key's previous request, so many
-        users typing at once each re-encode only what they typed."""
+    def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, **settings: Any) -> InfillJob:
+        """A checked request (input, settings and syntax constraint), ready to run alone
+        (`stream`) or with others (engine/batching.py). `cache_key` names whose request it
+        is (a live session, an editor's document): its context is encoded reusing the
+        cache of that key's previous request, so many users at once each re-encode only
+        what they typed."""
         self._check(prefix, suffix)
         cfg = self.settings.replace(**settings)
-        if cfg.max_tokens < 0 or cfg.block_size < 1 or not (0.0 <= cfg.confidence_threshold <= 1.0):
-            raise InfillError("max_tokens must be >= 0, block_size >= 1 and confidence_threshold in [0, 1]")
-        return InfillJob(self, prefix, suffix, _constraint_for(language) if cfg.constrained else None, cfg, cancel, cache_key)
+        constraint = constraint_for(language) if cfg.constrained else None
+        return InfillJob(self, prefix, suffix, cfg, constraint, cancel, cross_file, cache_key)
 
-    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> Iterator[DenoiseStep]:
-        """Yield every denoising step; the last one carries the InfillResult (see InfillJob)."""
-        job = self.job(prefix, suffix, language, cancel, **settings)
+    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, **settings: Any) -> Iterator[DenoiseStep]:
+        """Yield every denoising step; the last one carries the InfillResult.
+
+        `prefix` and `suffix` may be the whole text around the cursor and `cross_file`
+        context from other files (comment lines): the engine cuts the window (`window`).
+        Settings are SamplerSettings knobs, validated by its schema (SettingsError).
+        With a syntax constraint, a middle the final check refuses is written again by
+        the next model candidate (InfillRun)."""
+        job = self.job(prefix, suffix, language, cancel, cross_file=cross_file, cache_key=cache_key, **settings)
         with self._lock:
             job.prepare()
             while (ids := job.canvas_ids()) is not None:
                 yield job.advance(self.model.canvas_logits(job.context, torch.tensor([ids], dtype=torch.long, device=self.device))[0])
             yield job.final_step()
 
-    def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> InfillResult:
-        return run_to_end(self.stream(prefix, suffix, language, cancel, **settings))
+    def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", **settings: Any) -> InfillResult:
+        """The finished middle (`stream` to its end)."""
+        return run_to_end(self.stream(prefix, suffix, language, cancel, cross_file=cross_file, **settings))
+
+    def next_edit(self, document: str, cursor: Any, history: Any = None, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **limits: Any) -> NextEditResult:
+        """Suggested edits near `cursor` from the user's recent edits (engine/next_edit/),
+        serialized with infill requests (one model, one forward at a time)."""
+        with self._lock:
+            return next_edit(self, document, cursor, history, language=language, cancel=cancel, **limits)
+
+    def forget_context(self) -> None:
+        """Drop the cached context: the next request encodes its context from scratch
+        (benchmarks time cold requests this way)."""
+        with self._lock:
+            self._context_cache = None
+            self._keyed_contexts.clear()
+            self._keyed_bytes = 0
 
     def _encode(self, prefix_ids: list[int], suffix_ids: list[int], key: Optional[Hashable] = None) -> tuple[object, int]:
         """Encode the context, reusing where exact the cache of the request with the same
@@ -233,96 +361,30 @@ class Engine:
         return {"model": self.model_name, "model_dir": str(self.model_dir) if self.model_dir else None, "device": self.device, "settings": asdict(self.settings), **self.info}
 
 
-class InfillJob:
-    """One request through the engine, a pass at a time, with the forward pass left to the
-    caller (like sampler.Denoiser, whose steps it forwards): `prepare()` encodes the
-    context, `canvas_ids()` is the canvas for the next pass (None when done),
-    `advance(logits)` applies a pass, `final_step()` carries the InfillResult. Engine.stream
-    runs one job alone; the batch worker runs many with one forward per pass.
-
-    Candidates: if the syntax constraint's final check refuses a middle (and every cut of
-    it, see accepted_cut), the canvas is denoised again left to right, one token per pass,
-    stopping at the first complete, valid middle; if that is refused too the result is an
-    empty middle. (A plain left-to-right candidate in between was measured: it rescued 2
-    of 21 refused middles and cost 40% more time per infill, docs/grammars.md.)
-    """
-
-    def __init__(self, engine: "Engine", prefix: str, suffix: str, constraint: Optional[SyntaxConstraint], settings: SamplerSettings, cancel: Optional[threading.Event], cache_key: Optional[Hashable] = None):
-        self.engine, self.prefix, self.suffix, self.constraint, self.cancel = engine, prefix, suffix, constraint, cancel
-        self.cache_key = cache_key
-        self.schedule = [settings] if constraint is None else [
-            settings,
-            settings.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0),
-        ][: max(1, settings.candidates)]
-        self.context: object = None
-        self.result: Optional[InfillResult] = None
-        self._attempt = 0
-        self._denoiser: Optional[Denoiser] = None
-        self._last: Optional[DenoiseStep] = None
-        self._sampled_middle = ""
-
-    def prepare(self) -> None:
-        """Tokenize and encode the context (reusing the engine's cache where exact)."""
-        self.start = time.perf_counter()
-        cfg = self.schedule[0]
-        prefix_ids, suffix_ids, _, _ = self.engine._tokens(self.prefix, self.suffix, cfg)
-        self.copy_source = self.engine._copy_source(self.prefix, prefix_ids, cfg)
-        self.context, self.reused = self.engine._encode(prefix_ids, suffix_ids, self.cache_key)
-        self._start_candidate(1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
-
-    def canvas_ids(self) -> Optional[list[int]]:
-        while self._denoiser is not None:
-            ids = self._denoiser.canvas_ids()
-            if ids is not None:
-                return ids
-            self._end_candidate()
-        return None
-
-    def advance(self, logits: torch.Tensor) -> DenoiseStep:
-        assert self._denoiser is not None, "advance() after the job finished"
-        return self._denoiser.advance(logits)
-
-    def final_step(self) -> DenoiseStep:
-        result, last = self.result, self._last
-        assert result is not None and last is not None, "final_step() before the job finished"
-        release = getattr(self.context, "release_scratch", None)
-        if release is not None:  # a kept context should not hold a batched pass's buffers
-            release()
-        result.candidates_tried = self._attempt
-        result.cached_context_tokens = self.reused
-        result.ms = (time.perf_counter() - self.start) * 1000
-        if result.middle != self._sampled_middle:  # the syntax check cut or polished it: count what is returned
-            result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0
-        return DenoiseStep(last.step, last.canvas, [], result.forwards, result.ms, result=result)
-
-    def _start_candidate(self, forwards_before: int) -> None:
-        self._attempt += 1
-        cfg = self.schedule[self._attempt - 1]
-        self._denoiser = Denoiser(self.engine.tokenizer, cfg, constraint=self.constraint, prefix_text=self.prefix, suffix_text=self.suffix, cancel=self.cancel, start_time=self.start, forwards_before=forwards_before, copy_source=self.copy_source)
-
-    def _end_candidate(self) -> None:
-        """Judge the finished candidate's middle: keep it (or its accepted cut), or start
-        the next candidate, or give up with an empty middle."""
-        assert self._denoiser is not None
-        self._last = self._denoiser.final_step()
-        result = self.result = self._last.result
-        assert result is not None
-        self._sampled_middle, self._denoiser = result.middle, None
-        if result.stop_reason == "cancelled" or self.constraint is None:
-            return
-        accepted = accepted_cut(self.constraint, self.prefix, result.middle, self.suffix)
-        if accepted is not None:
-            result.middle = accepted
-            return
-        result.vetoed += 1
-        if self._attempt < len(self.schedule):
-            self._start_candidate(result.forwards)
-        else:
-            result.middle, result.stop_reason = "", "rejected"
-
-
 def _is_infill_dir(config: dict[str, Any]) -> bool:
     return config.get("format") == "infill" or "model" in config and isinstance(config.get("model"), dict)
+
+
+def _load_infill_dir(path: Path, config: dict[str, Any], device: str, threads: Optional[int]) -> Engine:
+    """An Engine over one of infill's own model directories, with the sampler windows the
+    model was trained on."""
+    tokenizer = load_tokenizer(path)
+    model = load_infill_model(path, config, device=device)
+    if tokenizer.vocab_size > model.cfg.vocab_size:
+        raise InfillError(f"{path}: tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.vocab_size}")
+    info = {"parameters": model.num_parameters(), "training": config.get("training", {}), "quantization": config.get("quantization")}
+    name = config.get("name") or ("infill-default" if path == DEFAULT_MODEL_DIR else path.name)
+    _set_threads(threads, model.num_parameters())
+    engine = Engine(model, tokenizer, model_dir=path, name=name, info=info, device=device)
+    # The context windows the model was trained on: longer ones were measured to be
+    # slower and no better (docs/sampler.md); a model dir's "sampler" entry overrides.
+    data = config.get("training", {}).get("data", {})
+    trained = {"context_tokens": data.get("prefix_tokens"), "suffix_tokens": data.get("suffix_tokens")}
+    engine.settings = engine.settings.replace(**{k: v for k, v in trained.items() if isinstance(v, int) and v > 0})
+    defaults = config.get("sampler")
+    if isinstance(defaults, dict):
+        engine.settings = engine.settings.replace(**defaults)
+    return engine
 
 
 def _set_threads(threads: Optional[int], parameters: int) -> None:
@@ -356,23 +418,7 @@ def load(
         raise InfillError(f"device {device!r} requested but no CUDA GPU is available; use --device cpu")
     config = read_config(path)
     if _is_infill_dir(config):
-        tokenizer = load_tokenizer(path)
-        model = load_infill_model(path, config, device=device)
-        if tokenizer.vocab_size > model.cfg.vocab_size:
-            raise InfillError(f"{path}: tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.vocab_size}")
-        info = {"parameters": model.num_parameters(), "training": config.get("training", {}), "quantization": config.get("quantization")}
-        name = config.get("name") or ("infill-default" if path == DEFAULT_MODEL_DIR else path.name)
-        _set_threads(threads, model.num_parameters())
-        engine = Engine(model, tokenizer, model_dir=path, name=name, info=info, device=device)
-        # The context windows the model was trained on: longer ones were measured to be
-        # slower and no better (docs/sampler.md); a model dir's "sampler" entry overrides.
-        data = config.get("training", {}).get("data", {})
-        trained = {"context_tokens": data.get("prefix_tokens"), "suffix_tokens": data.get("suffix_tokens")}
-        engine.settings = engine.settings.replace(**{k: v for k, v in trained.items() if isinstance(v, int) and v > 0})
-        defaults = config.get("sampler")
-        if isinstance(defaults, dict):
-            engine.settings = engine.settings.replace(**defaults)
-        return engine
+        return _load_infill_dir(path, config, device, threads)
     from engine import families
 
     model, tokenizer, info = families.load_family_model(path, device=device, dtype=dtype, quantization=quantization, cache_policy=cache_policy)

@@ -12,34 +12,33 @@ sampler.Denoiser), only the forward pass is shared. At temperature 0 the middles
 the solo ones unless float rounding of the bigger matmuls flips a near-tie (measured in
 docs/batching.md).
 
-The runner has no thread: a worker loop calls `run_pass()` while `has_work()`.
-`BatchWorker` is that loop on a thread of its own, for callers that only submit
-(`infill batch`, the benchmarks); a server's engine worker can drive a runner itself.
+The runner has no thread: the engine worker (engine/worker.py, the one thread that runs
+every model call of a server or of `infill batch`) calls `run_pass()` while `has_work()`,
+and the benchmarks drive one directly.
 """
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 from collections import deque
-from typing import Callable, Iterator, Optional, TypeVar
+from typing import Callable, Optional, TypeVar
 
 import torch
 
 from engine.api import Engine, InfillJob
 from engine.types import DenoiseStep, InfillError, InfillResult
+from engine.worker import DEFAULT_MAX_BATCH
 
 log = logging.getLogger("infill.batching")
 T = TypeVar("T")
 
-DEFAULT_MAX_BATCH = 32  # requests denoised together; more wait to join (see docs/batching.md)
 
 
 class Ticket:
     """A submitted request: its steps go to `on_step` and its end to `on_done` (both called
-    on the worker thread: they must not block), or to `wait()` / `steps()`."""
+    on the thread running the passes: they must not block); `wait()` blocks for the end."""
 
-    def __init__(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, keep_steps: bool = False, on_done: Optional[Callable[["Ticket"], None]] = None):
+    def __init__(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, on_done: Optional[Callable[["Ticket"], None]] = None):
         self.job = job
         self.on_step = on_step
         self.on_done = on_done  # called once, on the worker thread, when it ends (result or error)
@@ -47,7 +46,6 @@ class Ticket:
         self.canvas: Optional[list[int]] = None  # the canvas of the pass being run
         self.error: Optional[BaseException] = None
         self._done = threading.Event()
-        self._steps: Optional[queue.SimpleQueue] = queue.SimpleQueue() if keep_steps else None
 
     @property
     def done(self) -> bool:
@@ -62,20 +60,7 @@ class Ticket:
         assert self.final is not None and self.final.result is not None
         return self.final.result
 
-    def steps(self) -> Iterator[DenoiseStep]:
-        """Every step as it comes (needs keep_steps=True); the last carries the result."""
-        assert self._steps is not None, "submit(..., keep_steps=True) to iterate steps"
-        while True:
-            item = self._steps.get()
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-            if item.result is not None:
-                return
-
     def _deliver(self, step: DenoiseStep) -> None:
-        if self._steps is not None:
-            self._steps.put(step)
         if self.on_step is not None:
             self.on_step(step)
         if step.result is not None:
@@ -84,8 +69,6 @@ class Ticket:
 
     def _fail(self, error: BaseException) -> None:
         self.error = error
-        if self._steps is not None:
-            self._steps.put(error)
         self._end()
 
     def _end(self) -> None:
@@ -112,8 +95,8 @@ class BatchRunner:
         self._active: list[Ticket] = []
         self._guard = threading.Lock()  # submit() may come from any thread
 
-    def submit(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, keep_steps: bool = False, on_done: Optional[Callable[[Ticket], None]] = None) -> Ticket:
-        ticket = Ticket(job, on_step, keep_steps, on_done)
+    def submit(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, on_done: Optional[Callable[[Ticket], None]] = None) -> Ticket:
+        ticket = Ticket(job, on_step, on_done)
         with self._guard:
             self._joining.append(ticket)
         return ticket
@@ -199,37 +182,3 @@ class BatchRunner:
     def _fail(self, ticket: Ticket, error: BaseException) -> None:
         self._leave(ticket)
         ticket._fail(error)
-
-
-class BatchWorker:
-    """A thread that runs a BatchRunner's passes while requests are in flight."""
-
-    def __init__(self, engine: Engine, max_batch: int = DEFAULT_MAX_BATCH):
-        self.runner = BatchRunner(engine, max_batch)
-        self._wake = threading.Condition()
-        self._closed = False
-        self._thread = threading.Thread(target=self._loop, name="infill-batch", daemon=True)
-        self._thread.start()
-
-    def submit(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, keep_steps: bool = False, on_done: Optional[Callable[[Ticket], None]] = None) -> Ticket:
-        if self._closed:
-            raise RuntimeError("the batch worker is closed")
-        ticket = self.runner.submit(job, on_step, keep_steps, on_done)
-        with self._wake:
-            self._wake.notify()
-        return ticket
-
-    def close(self, timeout: Optional[float] = None) -> None:
-        with self._wake:
-            self._closed = True
-            self._wake.notify()
-        self._thread.join(timeout)
-
-    def _loop(self) -> None:
-        while True:
-            with self._wake:
-                while not self.runner.has_work() and not self._closed:
-                    self._wake.wait()
-                if self._closed and not self.runner.has_work():
-                    return
-            self.runner.run_pass()

@@ -1,6 +1,13 @@
 """The denoising sampler: how a canvas of masks becomes a middle.
 
-One request runs `denoise()`, a generator that yields a DenoiseStep per forward pass:
+One request runs `denoise()`, a generator that yields a DenoiseStep per forward pass. It
+is a driver over small steps, one function each (the way gpt-fast splits prefill /
+decode-one / decode-n): the model's forward pass over the canvas, then `predict` (its
+logits as the pass's probabilities), the pass's decisions in `denoise_pass` —
+`propose` -> `constrain` -> `commit` -> `edit` — and `grow` (a new block of masks, or the
+reason to stop). The running state of one request is a `Denoising`: it hands out the
+canvas (`canvas_ids`) and takes the model's logits for it (`advance`), so the forward
+pass stays with the caller, which may run one forward for several requests. The rules:
 
 1. The context (prefix, suffix) is encoded once; every pass then computes only the
    canvas rows against the cached keys/values (exact for the embedded model, see
@@ -41,7 +48,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence
+from typing import Collection, Iterator, Optional, Sequence
 
 import torch
 
@@ -68,6 +75,7 @@ class CanvasState:
         self.ids: list[int] = [tok.mask_id] * size
 
     def grow(self, extra: int) -> None:
+        """`extra` more masked positions at the end."""
         self.ids.extend([self.tok.mask_id] * extra)
 
     @property
@@ -102,6 +110,7 @@ class CanvasState:
         return out
 
     def commit(self, pos: int, token: int) -> None:
+        """Write one token; an end-of-middle closes the canvas (every later position too)."""
         if token == self.tok.eom_id:
             for j in range(pos, self.size):
                 self.ids[j] = self.tok.eom_id
@@ -173,21 +182,25 @@ def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: list[float],
     return sorted(run, key=lambda p: -p.confidence)
 
 
-def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, frozen: set[int], best: Optional[tuple[list[float], list[int]]] = None) -> list[Proposal]:
-    """Committed text tokens the model now wants to rewrite with high confidence."""
-    tok = canvas.tok
-    end = canvas.end()
-    limit = canvas.size if end is None else end
+def rewrites(probs: torch.Tensor, ids: Sequence[int], threshold: float, special_ids: frozenset[int], frozen: Collection[int] = (), best: Optional[tuple[list[float], list[int]]] = None) -> list[Proposal]:
+    """The token-to-token edit rule (rule 4), shared with next-edit's model mode: every
+    position holding a text token whose prediction is now a different text token with
+    probability >= `threshold`, except the `frozen` positions. probs: (>= len(ids), V)."""
     conf, pred = best or _best_per_position(probs)
-    edits = []
-    for pos in range(limit):
-        current = canvas.ids[pos]
-        if current == tok.mask_id or pos in frozen:
+    found = []
+    for pos, current in enumerate(ids):
+        if current in special_ids or pos in frozen:
             continue
         token = pred[pos]
-        if token != current and token not in tok.special_ids and conf[pos] >= threshold:
-            edits.append(Proposal(pos, token, conf[pos]))
-    return edits
+        if token != current and token not in special_ids and conf[pos] >= threshold:
+            found.append(Proposal(pos, token, conf[pos]))
+    return found
+
+
+def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, frozen: Collection[int], best: Optional[tuple[list[float], list[int]]] = None) -> list[Proposal]:
+    """Committed text tokens of the middle the model now wants to rewrite with high confidence."""
+    end = canvas.end()
+    return rewrites(probs, canvas.ids if end is None else canvas.ids[:end], threshold, canvas.tok.special_ids, frozen, best)
 
 
 def _constrained(
@@ -338,151 +351,171 @@ def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: O
     return torch.softmax(scaled + gumbel, dim=-1)
 
 
-class Denoiser:
-    """One request's denoising, a pass at a time, with the forward pass left to the caller.
+@dataclass
+class Denoising:
+    """One request's running state: the canvas and the counts its result reports. The
+    steps below read and update it; the driver (`denoise`) keeps no bookkeeping."""
 
-    `canvas_ids()` is what the model must see next (None once finished), `advance(logits)`
-    turns that pass's (N, V) logits into commits, edits and growth and returns its
-    DenoiseStep, and `final_step()` carries the InfillResult. `denoise()` drives one
-    request this way; the engine's batch worker drives many, with one forward pass over
-    all their canvases (engine/batching.py). Rules 1-6 of the module docstring.
-    """
+    canvas: CanvasState
+    settings: SamplerSettings
+    constraint: Optional[SyntaxConstraint]  # None when the request is not constrained
+    prefix: str
+    suffix: str
+    copy_index: Optional[CopyIndex]
+    generator: Optional[torch.Generator]
+    start: float  # perf_counter() when the request started
+    forwards: int  # model passes so far (encoding the context counts one)
+    step: int = 0
+    edits: int = 0  # token-to-token rewrites applied
+    edits_last_pass: int = 0
+    vetoed: int = 0  # commits the constraint refused
+    edit_passes: int = 0  # passes run with no mask left (only edits possible)
+    stop: Optional[str] = None  # why it stopped, once it has
 
-    def __init__(
-        self,
-        tok: Tokenizer,
-        settings: SamplerSettings,
-        *,
-        constraint: Optional[SyntaxConstraint] = None,
-        prefix_text: str = "",
-        suffix_text: str = "",
-        cancel: Optional[threading.Event] = None,
-        start_time: Optional[float] = None,
-        forwards_before: int = 0,
-        copy_source: Optional[Sequence[int]] = None,
-    ) -> None:
-        self.tok, self.settings, self.cancel = tok, settings, cancel
-        self.constraint = constraint if settings.constrained else None
-        self.prefix_text, self.suffix_text = prefix_text, suffix_text
-        self.start = start_time if start_time is not None else time.perf_counter()
-        self.generator = torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None
-        self.max_tokens = max(0, settings.max_tokens)
-        self.canvas = CanvasState(min(settings.block_size, self.max_tokens), tok)
-        self.forwards = forwards_before
-        self.edits_total = self.vetoed_total = self.step = self.edit_passes = 0
-        self.stop_reason = "end_of_middle"
-        self.finished = False
-        self.copy_index = CopyIndex(copy_source, tok.special_ids) if copy_source and settings.copy_weight > 0 else None
-        # The end_when_valid check needs a constraint even when commits are not constrained.
-        self._ending_constraint = constraint
+    @classmethod
+    def begin(cls, tok: Tokenizer, settings: SamplerSettings, constraint: Optional[SyntaxConstraint], prefix: str, suffix: str, copy_source: Optional[Sequence[int]], start: float, forwards: int) -> "Denoising":
+        """The state before the first pass: a first block of masks (none for max_tokens 0)."""
+        return cls(
+            canvas=CanvasState(min(settings.block_size, max(0, settings.max_tokens)), tok),
+            settings=settings,
+            constraint=constraint if settings.constrained else None,
+            prefix=prefix,
+            suffix=suffix,
+            copy_index=CopyIndex(copy_source, tok.special_ids) if copy_source and settings.copy_weight > 0 else None,
+            generator=torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None,
+            start=start,
+            forwards=forwards,
+        )
 
-    def canvas_ids(self) -> Optional[list[int]]:
-        """The canvas the next forward pass must see, or None when the denoising is over."""
-        if not self.finished and self.canvas.size == 0:
-            self._stop("empty" if self.max_tokens == 0 else self.stop_reason)
-        if not self.finished and self.cancel is not None and self.cancel.is_set():
-            self._stop("cancelled")
-        return None if self.finished else self.canvas.ids
+    @property
+    def max_tokens(self) -> int:
+        return max(0, self.settings.max_tokens)
+
+    def ms(self) -> float:
+        return (time.perf_counter() - self.start) * 1000
+
+    def record(self, changes: list[CanvasChange]) -> DenoiseStep:
+        """This pass as a DenoiseStep."""
+        return DenoiseStep(self.step, self.canvas.pieces(), changes, self.forwards, self.ms())
+
+    def canvas_ids(self, cancel: Optional[threading.Event] = None) -> Optional[list[int]]:
+        """The canvas the next forward pass must read, or None when denoising is over."""
+        if self.stop is None:
+            self.stop = stop_before_pass(self, cancel)
+        return None if self.stop is not None else list(self.canvas.ids)
 
     def advance(self, logits: torch.Tensor) -> DenoiseStep:
-        """One pass: propose -> constrain -> commit -> edit, then grow or stop."""
-        self.forwards += 1
-        self.step += 1
-        probs = self._probabilities(logits)
-        masked_before = self.canvas.masked_positions()
-        ending = self._valid_ending(probs) if masked_before else None
-        if ending is not None:
-            changes = _close_with(self.canvas, ending, self.max_tokens)
-            self._stop("end_of_middle")
-            return self._step_now(changes)
-        best = _best_per_position(probs)  # shared by propose and the edits (same probabilities)
-        proposals = self._constrain(probs, propose(probs, self.canvas, self.settings.confidence_threshold, self.settings.left_to_right, self.settings.contiguous, best)) if masked_before else []
-        changes = self._commit(proposals)
-        edits = self._edit(probs, frozen={p.position for p in proposals}, best=best)
-        changes += edits
-        if not masked_before:
-            self.edit_passes += 1
-        self._grow_or_stop(bool(edits))
-        return self._step_now(changes)
+        """One pass, given the model's (N, V) logits for `canvas_ids()`: predict ->
+        propose -> constrain -> commit -> edit -> grow. Returns the pass's step."""
+        changes, closed = denoise_pass(predict(logits, self), self)
+        step = self.record(changes)
+        self.stop = "end_of_middle" if closed else grow(self)
+        return step
 
-    def final_step(self) -> DenoiseStep:
-        """The last step: the middle and the figures of how it was made."""
+    def finish(self) -> DenoiseStep:
+        """The last step: the canvas's middle as an InfillResult."""
         middle_ids = self.canvas.middle_ids()
-        ms = (time.perf_counter() - self.start) * 1000
-        result = InfillResult(
-            middle=self.tok.decode(middle_ids),
-            tokens=len(middle_ids),
-            forwards=self.forwards,
-            ms=ms,
-            stop_reason=self.stop_reason,
-            edits=self.edits_total,
-            vetoed=self.vetoed_total,
-        )
-        return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, ms, result=result)
+        tok = self.canvas.tok
+        result = InfillResult(tok.decode(middle_ids), len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed)
+        return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, result.ms, result=result)
 
-    # ------------------------------------------------------------------ the steps
-    def _probabilities(self, logits: torch.Tensor) -> torch.Tensor:
-        if not self.settings.allow_end:
-            logits[:, self.tok.eom_id] = float("-inf")
-        probs = _probabilities(logits, self.settings, self.generator).cpu()
-        if self.copy_index is not None:
-            _copy_mix(probs, self.canvas, self.copy_index, self.settings.copy_weight)
-        return probs
 
-    def _valid_ending(self, probs: torch.Tensor) -> Optional[Proposal]:
-        if not (self.settings.end_when_valid and self._ending_constraint is not None):
-            return None
-        return _valid_ending(probs, self.canvas, self._ending_constraint, self.prefix_text, self.suffix_text)
+def stop_before_pass(run: Denoising, cancel: Optional[threading.Event]) -> Optional[str]:
+    """Why no pass should run (an empty canvas, a cancelled request), or None."""
+    if run.canvas.size == 0:
+        return "empty" if run.max_tokens == 0 else "end_of_middle"
+    if cancel is not None and cancel.is_set():
+        return "cancelled"
+    return None
 
-    def _constrain(self, probs: torch.Tensor, proposals: list[Proposal]) -> list[Proposal]:
-        """The proposals the syntax constraint lets stand (rule 5), never none of them."""
-        if not proposals or self.constraint is None:
-            return proposals
-        accepted, vetoed = _constrained(proposals, probs, self.canvas, self.constraint, self.prefix_text, self.suffix_text)
-        self.vetoed_total += vetoed
-        if not accepted:  # progress guarantee (module docstring, rule 5)
-            rescued, vetoed = _rescue(probs, self.canvas, self.constraint, self.prefix_text, self.suffix_text)
-            self.vetoed_total += vetoed
-            accepted = [rescued] if rescued is not None else proposals[:1]
+
+def predict(logits: torch.Tensor, run: Denoising) -> torch.Tensor:
+    """The pass's (N, V) probabilities from the model's logits for the canvas: the
+    end-of-middle token barred when `allow_end` is off, sampled with temperature, and
+    the copy guess mixed in (rule 6). Counts the pass."""
+    run.forwards += 1
+    run.step += 1
+    if not run.settings.allow_end:
+        logits[:, run.canvas.tok.eom_id] = float("-inf")
+    probs = _probabilities(logits, run.settings, run.generator).cpu()
+    if run.copy_index is not None:
+        _copy_mix(probs, run.canvas, run.copy_index, run.settings.copy_weight)
+    return probs
+
+
+def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) -> list[Proposal]:
+    """Rule 5: the proposals the syntax constraint lets stand (refused ones fall back to
+    their next-best tokens). If it refuses them all, a wider search at the first masked
+    position; if that fails too, the most confident proposal stands anyway, so every pass
+    makes progress and the final check judges the result."""
+    if not proposals or run.constraint is None:
+        return proposals
+    accepted, vetoed = _constrained(proposals, probs, run.canvas, run.constraint, run.prefix, run.suffix)
+    run.vetoed += vetoed
+    if accepted:
         return accepted
+    rescued, vetoed = _rescue(probs, run.canvas, run.constraint, run.prefix, run.suffix)
+    run.vetoed += vetoed
+    return [rescued] if rescued is not None else proposals[:1]
 
-    def _commit(self, proposals: list[Proposal]) -> list[CanvasChange]:
-        changes = []
-        for p in proposals:
-            self.canvas.commit(p.position, p.token)
-            kind = "end" if p.token == self.tok.eom_id else "commit"
-            changes.append(CanvasChange(p.position, self.tok.piece(p.token), p.confidence, kind))
-        return changes
 
-    def _edit(self, probs: torch.Tensor, frozen: set[int], best: Optional[tuple[list[float], list[int]]] = None) -> list[CanvasChange]:
-        """Token-to-token edits (rule 4); never on tokens committed in this very pass (their
-        evidence is this pass)."""
-        edits = propose_edits(probs, self.canvas, self.settings.edit_threshold, frozen=frozen, best=best)
-        if edits and self.constraint is not None:
-            edits, vetoed = _constrained(edits, probs, self.canvas, self.constraint, self.prefix_text, self.suffix_text)
-            self.vetoed_total += vetoed
-        for e in edits:
-            self.canvas.commit(e.position, e.token)
-        self.edits_total += len(edits)
-        return [CanvasChange(e.position, self.tok.piece(e.token), e.confidence, "edit") for e in edits]
+def commit(canvas: CanvasState, proposals: list[Proposal]) -> list[CanvasChange]:
+    """Write the proposals into the canvas (an end-of-middle closes it, rule 3)."""
+    changes = []
+    for p in proposals:
+        canvas.commit(p.position, p.token)
+        kind = "end" if p.token == canvas.tok.eom_id else "commit"
+        changes.append(CanvasChange(p.position, canvas.tok.piece(p.token), p.confidence, kind))
+    return changes
 
-    def _grow_or_stop(self, edited: bool) -> None:
-        """More masks to resolve, a canvas to grow, edit-only passes (up to max_edit_passes,
-        until one changes nothing), or the end."""
-        if self.canvas.masked_positions():
-            return
-        if self.canvas.end() is None and self.canvas.size < self.max_tokens:
-            self.canvas.grow(min(self.settings.block_size, self.max_tokens - self.canvas.size))
-            return
-        if self.edit_passes < self.settings.max_edit_passes and (self.edit_passes == 0 or edited):
-            return
-        self._stop("end_of_middle" if self.canvas.end() is not None else "max_tokens")
 
-    def _stop(self, reason: str) -> None:
-        self.stop_reason, self.finished = reason, True
+def edit(probs: torch.Tensor, run: Denoising, frozen: Collection[int], best: Optional[tuple[list[float], list[int]]] = None) -> list[CanvasChange]:
+    """Rule 4: rewrite committed tokens the model is now sure are wrong (never those
+    committed in this very pass: their evidence is this pass), subject to the constraint."""
+    edits = propose_edits(probs, run.canvas, run.settings.edit_threshold, frozen, best)
+    if edits and run.constraint is not None:
+        edits, vetoed = _constrained(edits, probs, run.canvas, run.constraint, run.prefix, run.suffix)
+        run.vetoed += vetoed
+    for e in edits:
+        run.canvas.commit(e.position, e.token)
+    run.edits += len(edits)
+    run.edits_last_pass = len(edits)
+    return [CanvasChange(e.position, run.canvas.tok.piece(e.token), e.confidence, "edit") for e in edits]
 
-    def _step_now(self, changes: list[CanvasChange]) -> DenoiseStep:
-        return DenoiseStep(self.step, self.canvas.pieces(), changes, self.forwards, (time.perf_counter() - self.start) * 1000)
+
+def denoise_pass(probs: torch.Tensor, run: Denoising) -> tuple[list[CanvasChange], bool]:
+    """One pass's decisions: propose -> constrain -> commit -> edit. Returns the changes
+    and whether the middle was closed for good (the end_when_valid candidate found a
+    complete, valid middle)."""
+    canvas, settings = run.canvas, run.settings
+    masked = canvas.masked_positions()
+    if masked and settings.end_when_valid and run.constraint is not None:
+        ending = _valid_ending(probs, canvas, run.constraint, run.prefix, run.suffix)
+        if ending is not None:
+            return _close_with(canvas, ending, run.max_tokens), True
+    best = _best_per_position(probs)  # shared by propose and edit (the same probabilities)
+    proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous, best) if masked else []
+    changes = commit(canvas, constrain(proposals, probs, run))
+    changes += edit(probs, run, frozen={c.position for c in changes}, best=best)
+    if not masked:
+        run.edit_passes += 1
+    return changes, False
+
+
+def grow(run: Denoising) -> Optional[str]:
+    """After a pass: None to go on (masks left; or no end yet, so the canvas grows by a
+    block up to max_tokens; or edit-only passes left, rule 4), else why it stopped."""
+    canvas, settings = run.canvas, run.settings
+    if canvas.masked_positions():
+        return None
+    if canvas.end() is None and canvas.size < run.max_tokens:
+        canvas.grow(min(settings.block_size, run.max_tokens - canvas.size))
+        return None
+    # Closed (or at max_tokens): up to max_edit_passes passes that only look for edits,
+    # stopping at the first that changes nothing.
+    if run.edit_passes < settings.max_edit_passes and (run.edit_passes == 0 or run.edits_last_pass):
+        return None
+    return "end_of_middle" if canvas.end() is not None else "max_tokens"
 
 
 def denoise(
@@ -491,19 +524,26 @@ def denoise(
     context: object,
     settings: SamplerSettings,
     *,
+    constraint: Optional[SyntaxConstraint] = None,
+    prefix_text: str = "",
+    suffix_text: str = "",
+    cancel: Optional[threading.Event] = None,
+    start_time: Optional[float] = None,
+    forwards_before: int = 0,
     device: str | torch.device = "cpu",
-    **options: object,
+    copy_source: Optional[Sequence[int]] = None,
 ) -> Iterator[DenoiseStep]:
     """Denoise one canvas against an encoded context; yields a step per forward pass.
 
-    `options` are Denoiser's: constraint, prefix_text, suffix_text, cancel, start_time,
-    forwards_before (passes already spent, e.g. encoding the context) and copy_source (the
-    prefix's token ids, for rule 6). The last yielded step carries `result`."""
-    state = Denoiser(tok, settings, **options)  # type: ignore[arg-type]
-    while (ids := state.canvas_ids()) is not None:
+    `copy_source`: the prefix's token ids, for rule 6 (used when settings.copy_weight > 0).
+    The last yielded step carries `result`. `forwards_before` counts passes already spent
+    (e.g. encoding the context); `start_time` is the request's clock start."""
+    start = start_time if start_time is not None else time.perf_counter()
+    run = Denoising.begin(tok, settings, constraint, prefix_text, suffix_text, copy_source, start, forwards_before)
+    while (ids := run.canvas_ids(cancel)) is not None:
         logits = model.canvas_logits(context, torch.tensor([ids], dtype=torch.long, device=device))[0]  # (N, V)
-        yield state.advance(logits)
-    yield state.final_step()
+        yield run.advance(logits)
+    yield run.finish()
 
 
 def run_to_end(steps: Iterator[DenoiseStep]) -> InfillResult:

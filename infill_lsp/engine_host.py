@@ -1,9 +1,9 @@
-"""Owns the engine: loads it in the background and runs infill calls off the event loop.
+"""Owns the engine for the language server: loads it in the background and runs every
+model call on the engine's one worker thread (engine/worker.py).
 
 Loading (torch import, weights) takes seconds, so it runs on its own thread while the
-server keeps answering. Infills go to the engine's batch worker (engine/batching.py: one
-thread, every request in flight denoised together); other model calls (next-edit) run on
-one dedicated worker thread, which keeps pygls' own pool (which reads stdin) free.
+server keeps answering. Model calls go to the EngineWorker, which supersedes and
+cancels per (group, key); pygls' own pool (which reads stdin) stays free.
 """
 from __future__ import annotations
 
@@ -11,18 +11,14 @@ import asyncio
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Hashable, Optional, Union
+
+from engine.types import InfillError
+from engine.worker import EngineWorker, InfillCall, Job, NextEditCall, Outcome
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class ModelAnswer:
-    middle: str
-    forwards: int
-    ms: float
-    stop_reason: str
+GROUP = "lsp"  # one client per language server: every request takes its turn in one group
 
 
 class EngineUnavailable(Exception):
@@ -36,9 +32,7 @@ class EngineHost:
         self._load_generation = 0
         self._model_dir: str | None = None
         self._loading_dir: str | None = None
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-engine")
-        self._batch_worker: Any = None  # engine.batching.BatchWorker: infills of all documents, batched
-        self._batch_engine: Any = None
+        self.worker = EngineWorker(None, name="infill-engine")  # gets the engine once it is loaded
         self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-load")
 
     @property
@@ -78,6 +72,7 @@ class EngineHost:
             raise
         if generation == self._load_generation:
             self._engine = engine
+            self.worker.engine = engine  # the next job runs on the new model
             self._model_dir = model_dir
             if not ready.done():
                 ready.set_result(engine)
@@ -91,87 +86,33 @@ class EngineHost:
             raise EngineUnavailable("the model has not started loading (the client never sent 'initialized')")
         return await asyncio.shield(self._ready)
 
-    async def infill(
-        self,
-        prefix: str,
-        suffix: str,
-        language: str | None,
-        cancel: threading.Event,
-        settings: Mapping[str, object],
-        on_finished: Callable[[ModelAnswer], None] | None = None,
-        cache_key: object = None,
-    ) -> ModelAnswer | None:
-        """Run the model on the batch worker; None when cancelled before it started.
+    def supersede(self, key: Hashable) -> threading.Event:
+        """The cancel token of a new request for `key`; the previous one for `key` stops."""
+        return self.worker.supersede(GROUP, key)
 
-        When the awaiting task is cancelled, `cancel` is set so the model stops at its
-        next pass, and `on_finished` still sees the run (the work it cost is counted).
-        `cache_key` (a document) keeps that document's context cache across requests.
-        """
-        engine = await self.wait_ready()
-        if cancel.is_set():
-            return None
-        loop = asyncio.get_running_loop()
-        job = engine.job(prefix, suffix, language, cancel, cache_key=cache_key, **settings)  # bad settings: InfillError here
-        run: asyncio.Future[ModelAnswer | None] = loop.create_future()
-        self._batcher(engine).submit(job, on_done=lambda ticket: loop.call_soon_threadsafe(_settle, run, ticket))
-        if on_finished is not None:
-            run.add_done_callback(lambda done: _report(done, on_finished))
-        try:
-            return await asyncio.shield(run)
-        except asyncio.CancelledError:
-            cancel.set()
-            raise
+    def cancel(self, key: Hashable) -> None:
+        self.worker.cancel(GROUP, key)
 
-    def _batcher(self, engine: Any) -> Any:
-        """The batch worker of the loaded engine (one per engine: a reload starts another)."""
-        if self._batch_engine is not engine:
-            from engine.batching import BatchWorker  # deferred: importing torch takes seconds
-
-            if self._batch_worker is not None:
-                self._batch_worker.close(timeout=0)  # its requests finish, it then exits
-            self._batch_worker, self._batch_engine = BatchWorker(engine), engine
-        return self._batch_worker
-
-    def run_on_worker(self, function: Callable[[], Any]) -> "asyncio.Future[Any]":
-        return asyncio.get_running_loop().run_in_executor(self._worker, function)
+    async def run(self, key: Hashable, call: Union[InfillCall, NextEditCall], cancel: threading.Event, on_outcome: Optional[Callable[[Outcome], None]] = None) -> Outcome:
+        """Run `call` on the worker once the model is ready. If the awaiting task is
+        cancelled, `cancel` is set so the model stops at its next pass, and `on_outcome`
+        still sees the run (the work it cost is counted)."""
+        await self.wait_ready()
+        return await self.worker.run(Job(GROUP, key, call, cancel), on_outcome)
 
     def close(self) -> None:
-        if self._batch_worker is not None:
-            self._batch_worker.close(timeout=0)
-        self._worker.shutdown(wait=False, cancel_futures=True)
+        self.worker.close()
         self._loader.shutdown(wait=False, cancel_futures=True)
-
-
-def _report(done: "asyncio.Future[ModelAnswer | None]", on_finished: Callable[[ModelAnswer], None]) -> None:
-    if done.cancelled() or done.exception() is not None:
-        return
-    answer = done.result()
-    if answer is not None:
-        on_finished(answer)
 
 
 def _load_engine(model_dir: str | None) -> Any:
     try:
-        import engine  # deferred: importing torch takes seconds
+        import engine  # torch and the model load here, on the loader thread
 
         return engine.load(model_dir=model_dir)
+    except InfillError as error:  # the engine's own one-line message
+        raise EngineUnavailable(str(error)) from error
     except Exception as error:  # a broken install or model must not take the server down
-        if type(error).__name__ == "InfillError":  # the engine's own one-line message
-            raise EngineUnavailable(str(error)) from error
         log.exception("model load failed")
         where = model_dir or "the embedded model"
         raise EngineUnavailable(f"cannot load the model from {where}: {type(error).__name__}: {error}") from error
-
-
-def _settle(run: "asyncio.Future[ModelAnswer | None]", ticket: Any) -> None:
-    """Hand a finished batch ticket to the awaiting task (on the event loop)."""
-    if run.done():
-        return
-    if ticket.error is not None:
-        run.set_exception(ticket.error)
-        return
-    result = ticket.final.result
-    if result.stop_reason == "cancelled" and result.forwards == 0:
-        run.set_result(None)  # superseded while it waited to join: the model never ran
-    else:
-        run.set_result(ModelAnswer(result.middle, result.forwards, result.ms, result.stop_reason))

@@ -25,8 +25,8 @@ from .config import LspSettings, check_sampler_overrides, parse_settings
 from .documents import DocumentStore, UnknownDocument
 from .edit_history import EditHistory
 from .engine_host import EngineHost, EngineUnavailable
-from .protocol import InfillProtocol
-from .stats import Stats
+from .lsp_protocol import InfillProtocol
+from .usage_stats import Stats
 
 __version__ = "0.1.0"
 log = logging.getLogger("infill_lsp")
@@ -103,7 +103,7 @@ class InfillServer(LanguageServer):
         settings, problems = parse_settings(raw, self.settings)
         if self.cli_model_dir is not None:
             settings = replace(settings, model_dir=self.cli_model_dir)
-        overrides, more = await asyncio.to_thread(check_sampler_overrides, settings.sampler)
+        overrides, more = check_sampler_overrides(settings.sampler)
         problems += more
         model_changed = settings.model_dir != self.settings.model_dir
         self.settings = settings

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from engine.batching import BatchRunner, BatchWorker
-from engine.sampler import run_to_end
+from engine.batching import BatchRunner
+from engine.worker import EngineWorker, InfillCall, Job
 from engine.types import InfillError
 
 REQUESTS = [
@@ -91,30 +91,30 @@ def test_bad_settings_are_refused_before_joining(tiny_engine):
         tiny_engine.job("a = ", "", "python", no_such_knob=1)
 
 
-def test_worker_thread_serves_callers_from_many_threads_and_streams_steps(tiny_engine):
+def test_the_engine_worker_batches_jobs_and_reports_each_as_if_alone(tiny_engine):
+    """Jobs submitted to the one engine worker together are denoised in shared passes;
+    each gets its own steps and outcome, equal to its solo run."""
     eng = tiny_engine
-    worker = BatchWorker(eng, max_batch=8)
+    solo = [_solo(eng, *r) for r in REQUESTS]
+    solo_steps = [s.canvas for s in eng.stream(*REQUESTS[1][:3], **REQUESTS[1][3]) if s.result is None]
+    worker = EngineWorker(eng, max_batch=8)
     try:
-        results = [None] * len(REQUESTS)
-
-        def call(i):
-            p, s, lang, cfg = REQUESTS[i]
-            results[i] = worker.submit(eng.job(p, s, lang, **cfg)).wait(timeout=120)
-
-        threads = [threading.Thread(target=call, args=(i,)) for i in range(len(REQUESTS))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert [r.middle for r in results] == [_solo(eng, *r).middle for r in REQUESTS]
-        steps = list(worker.submit(eng.job(*REQUESTS[1][:3], **REQUESTS[1][3]), keep_steps=True).steps())
-        solo_steps = list(eng.stream(*REQUESTS[1][:3], **REQUESTS[1][3]))
-        assert [s.canvas for s in steps] == [s.canvas for s in solo_steps]
-        assert steps[-1].result.middle == run_to_end(iter(solo_steps)).middle
+        outcomes, steps, done = {}, [], threading.Semaphore(0)
+        for i, (p, s, lang, cfg) in enumerate(REQUESTS):
+            job = Job("test", i, InfillCall(p, s, lang, cfg), on_done=lambda outcome, i=i: (outcomes.__setitem__(i, outcome), done.release()))
+            if i == 1:
+                job.on_step = lambda step: steps.append(step.canvas)
+            worker.submit(job)
+        for _ in REQUESTS:
+            assert done.acquire(timeout=120)
+        assert [_fields(outcomes[i].result) for i in range(len(REQUESTS))] == [_fields(r) for r in solo]
+        assert all(o.started and not o.cancelled for o in outcomes.values())
+        assert steps == solo_steps
+        # Shared passes: fewer forward passes than the requests' own passes added up.
+        assert worker._runner.passes < sum(r.forwards for r in solo)
     finally:
-        worker.close(timeout=30)
-    with pytest.raises(RuntimeError):
-        worker.submit(eng.job(*REQUESTS[0][:3]))
+        worker.close()
+        worker.join(30)
 
 
 def test_keyed_requests_reuse_their_own_context_and_the_cache_is_bounded(tiny_engine, monkeypatch):

@@ -1,25 +1,29 @@
 """One WebSocket connection: reads client messages, keeps its sessions, routes engine frames.
 
-Everything here runs on the event loop. The only cross-thread entry is `_poster`'s `post`,
-which the engine thread calls through `Job.deliver`; it merely has the hub schedule
-`_on_engine` on the loop.
+Everything here runs on the event loop. The only cross-thread entries are the job's
+`on_step` / `on_done` callbacks, which the engine worker's thread calls; they merely
+schedule `_on_engine` on the loop. Supersede and cancel go through the engine worker
+(engine/worker.py): group = this connection, key = the session.
 """
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-from typing import Any, Callable, Optional, Protocol, Union
+from typing import Any, Optional, Protocol, Union
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from engine.types import InfillError
+from engine.worker import EngineWorker, InfillCall, Job, LoopInbox, Outcome
+
 from . import protocol as p
 from .document import Document
+from .frames import result_payload, step_payload
 from .limits import Limits, TokenBucket
 from .outbox import BacklogOverflow, Outbox
-from .scheduler import Deliver, FairScheduler, Job
-from .session import ActiveRequest, Session, split_context
+from .session import ActiveRequest, Session
 
 log = logging.getLogger("infill.live")
 
@@ -30,11 +34,11 @@ class Hub(Protocol):
     """What a connection needs from the server that owns it."""
 
     limits: Limits
-    scheduler: FairScheduler
+    worker: EngineWorker
+    inbox: LoopInbox  # engine events to the event loop, one wakeup per pass
     model_name: str
 
     def token_ok(self, token: Optional[str]) -> bool: ...
-    def post_from_engine(self, callback: Callable[..., None], *args: Any) -> None: ...
     def reserve_session(self) -> bool: ...
     def release_session(self) -> None: ...
 
@@ -181,27 +185,26 @@ class LiveConnection:
         except p.ProtocolError as err:
             err.request_id = message.request_id
             raise
-        prefix, suffix = split_context(session.document.text, start, end,
-                                       prefix_chars=self.limits.prefix_chars, suffix_chars=self.limits.suffix_chars)
         self._cancel_active(session, "superseded")
-        job = Job(connection=id(self), session=session.id, request_id=message.request_id, prefix=prefix,
-                  suffix=suffix, language=session.language, settings={**session.settings, **message.settings},
-                  deliver=lambda kind, payload: None)
-        job.deliver = self._poster(job)  # needs the job itself, so it is set after construction
-        session.active = ActiveRequest(job, message.range, session.document.version)
-        self.hub.scheduler.submit(job)
+        # The whole text around the range: the engine decides the window (engine/window.py).
+        text = session.document.text
+        call = InfillCall(text[:start], text[end:], session.language, {**session.settings, **message.settings})
+        job = Job(id(self), session.id, call, self.hub.worker.supersede(id(self), session.id))
+        job.on_step = lambda step: self._post(job, "step", step)
+        job.on_done = lambda outcome: self._post(job, "done", outcome)
+        session.active = ActiveRequest(job, message.request_id, message.range, session.document.version)
+        self.hub.worker.submit(job)
         self.send({"type": "queued", "session": session.id, "id": message.request_id,
-                   "pending": self.hub.scheduler.pending()})
+                   "pending": self.hub.worker.pending()})
 
     def _cancel_active(self, session: Session, reason: str) -> None:
         active = session.active
         if active is None:
             return
         session.active = None
-        active.job.cancel.set()
-        self.hub.scheduler.withdraw(id(self), session.id)
-        self.outbox.drop_request(session.id, active.job.request_id)
-        self.send({"type": "cancelled", "session": session.id, "id": active.job.request_id, "reason": reason})
+        self.hub.worker.cancel(id(self), session.id)
+        self.outbox.drop_request(session.id, active.request_id)
+        self.send({"type": "cancelled", "session": session.id, "id": active.request_id, "reason": reason})
 
     def _close_session(self, session_id: str) -> None:
         session = self._session(session_id)
@@ -213,35 +216,35 @@ class LiveConnection:
     def _teardown(self) -> None:
         for session in self.sessions.values():
             if session.active is not None:
-                session.active.job.cancel.set()
-                self.hub.scheduler.withdraw(id(self), session.id)
+                self.hub.worker.cancel(id(self), session.id)
                 session.active = None
             self.hub.release_session()
         self.sessions.clear()
 
     # -- from the engine thread ---------------------------------------------------------------
 
-    def _poster(self, job: Job) -> Deliver:
-        def post(kind: str, payload: dict[str, Any]) -> None:
-            self.hub.post_from_engine(self._on_engine, job, kind, payload)
-        return post
+    def _post(self, job: Job, kind: str, payload: Any) -> None:
+        """Called on the engine worker's thread: hand the event to the loop, never block."""
+        self.hub.inbox.post(self._on_engine, job, kind, payload)
 
-    def _on_engine(self, job: Job, kind: str, payload: dict[str, Any]) -> None:
-        session = self.sessions.get(job.session)
+    def _on_engine(self, job: Job, kind: str, payload: Any) -> None:
+        session = self.sessions.get(job.key)  # type: ignore[arg-type]
         if session is None or session.active is None or session.active.job is not job or job.cancel.is_set():
             return  # superseded, cancelled or closed: its terminal frame was already sent
-        if kind == "step":
-            self.send({"type": "step", "session": session.id, "id": job.request_id, **payload})
-            return
         active = session.active
+        if kind == "step":
+            self.send({"type": "step", "session": session.id, "id": active.request_id, **step_payload(payload, job)})
+            return
         session.active = None
-        if kind == "result":
-            self.send({"type": "result", "session": session.id, "id": job.request_id, "version": active.version,
-                       "range": active.range.to_json(), **payload})
-        else:
-            self.send(p.error_frame(payload["code"], payload["message"], session=session.id,
-                                    request_id=job.request_id))
-
+        outcome: Outcome = payload
+        if outcome.result is not None:
+            self.send({"type": "result", "session": session.id, "id": active.request_id, "version": active.version,
+                       "range": active.range.to_json(), **result_payload(outcome.result, job)})
+        elif isinstance(outcome.error, InfillError):  # its message is meant for users
+            self.send(p.error_frame(p.E_ENGINE, str(outcome.error), session=session.id, request_id=active.request_id))
+        else:  # an engine bug (logged by the worker) or a run that never produced a result
+            self.send(p.error_frame(p.E_INTERNAL, "the engine failed; see the server log", session=session.id,
+                                    request_id=active.request_id))
 
 def _dumps(frame: dict[str, Any]) -> str:
     return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))

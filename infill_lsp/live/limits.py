@@ -18,9 +18,6 @@ class Limits:
     rate_strikes_before_close: int = 50  # refused messages in a row before closing with 4029
     max_backlog_frames: int = 512  # unsent non-coalescable frames before closing with 4008
     max_request_tokens: int = 256  # cap on a request's max_tokens
-    # The engine reads at most ~1k prefix tokens; handing it megabytes only costs tokenising.
-    prefix_chars: int = 32_000
-    suffix_chars: int = 16_000
 
     def public(self) -> dict[str, Any]:
         """What the `hello` frame tells clients."""

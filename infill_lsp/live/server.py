@@ -12,19 +12,19 @@ import logging
 import secrets
 import signal
 import sys
-import threading
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
+
+from engine.types import InfillError
+from engine.worker import EngineWorker, LoopInbox
 
 from . import pages
 from .connection import LiveConnection
 from .limits import Limits
 from .protocol import PROTOCOL_VERSION, WEBSOCKET_PATH
-from .scheduler import FairScheduler
-from .worker import EngineWorker
 
 log = logging.getLogger("infill.live")
 
@@ -36,30 +36,24 @@ class LiveConfig:
     token: Optional[str] = None  # None: a random one is generated
     allowed_origins: tuple[str, ...] = ()  # beyond the server's own
     limits: Limits = field(default_factory=Limits)
-    max_batch: Optional[int] = None  # requests denoised together (None: the engine's default; 1: one at a time)
+    max_batch: Optional[int] = None  # requests denoised together (None: the worker's default; 1: one at a time)
 
 
 class LiveServer:
-    def __init__(self, engine: Any, config: LiveConfig = LiveConfig(), *,
-                 error_type: Optional[type[BaseException]] = None) -> None:
+    def __init__(self, engine: Any, config: LiveConfig = LiveConfig()) -> None:
         self.engine = engine
         self.config = config
         self.limits = config.limits
         self.token = config.token or secrets.token_urlsafe(24)
         self.token_generated = config.token is None
         self.model_name = str(getattr(engine, "model_name", "unknown"))
-        self.scheduler = FairScheduler()
-        if error_type is None:
-            from engine import InfillError
-            error_type = InfillError
-        self.worker = EngineWorker(engine, self.scheduler, error_type, config.max_batch, after_pass=self.wake_for_engine)
+        # Every model call of every connection; engine events reach the loop once per pass.
+        self.inbox = LoopInbox()
+        self.worker = EngineWorker(engine, name="infill-live-engine", max_batch=config.max_batch, after_pass=self.inbox.wake)
         self.sessions_open = 0
         self.connections = 0
         self.origins = pages.OriginPolicy(frozenset())
         self._server: Optional[Server] = None
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._inbox: list[tuple[Callable[..., None], tuple[Any, ...]]] = []  # engine thread -> loop
-        self._inbox_lock = threading.Lock()
 
     # -- the Hub a connection sees ---------------------------------------------------------
 
@@ -74,34 +68,6 @@ class LiveServer:
 
     def release_session(self) -> None:
         self.sessions_open -= 1
-
-    def post_from_engine(self, callback: Callable[..., None], *args: Any) -> None:
-        """Have `callback(*args)` run on the event loop; called on the engine thread, which
-        wakes the loop once per pass (`wake_for_engine`), not once per frame: every wakeup
-        hands the GIL to the loop thread and back, which cost the engine a fifth of its
-        time when a batched pass delivered one frame per session."""
-        with self._inbox_lock:
-            self._inbox.append((callback, args))
-
-    def wake_for_engine(self) -> None:
-        """Run what the engine posted since the last wakeup (engine thread, after a pass)."""
-        with self._inbox_lock:
-            if not self._inbox:
-                return
-        try:
-            assert self._loop is not None
-            self._loop.call_soon_threadsafe(self._run_inbox)
-        except RuntimeError:
-            pass  # the loop is gone: the server is shutting down
-
-    def _run_inbox(self) -> None:
-        with self._inbox_lock:
-            posted, self._inbox = self._inbox, []
-        for callback, args in posted:
-            try:
-                callback(*args)
-            except Exception:  # one connection's bug must not lose the other sessions' frames
-                log.exception("delivering an engine frame failed")
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -127,7 +93,7 @@ class LiveServer:
         return f"http://{self.host_for_urls}:{self.port}/#token={self.token}"
 
     async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
+        self.inbox.attach(asyncio.get_running_loop())
         self._server = await serve(
             self._handle, self.config.host, self.config.port,
             process_request=self._process_request,
@@ -135,17 +101,13 @@ class LiveServer:
             compression=None,  # loopback: deflate would only spend CPU the engine needs
         )
         self.origins = pages.OriginPolicy.build(self.config.host, self.port, self.config.allowed_origins)
-        self.worker.start()
 
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()  # closes open connections with 1001 (going away)
             await self._server.wait_closed()
-        for job in self.scheduler.close():
-            job.cancel.set()
-        self.worker.cancel_all()
-        if self.worker.is_alive():
-            await asyncio.to_thread(self.worker.join, 10.0)
+        self.worker.close()  # pending jobs end cancelled, a running one at its next pass
+        await asyncio.to_thread(self.worker.join, 10.0)
 
     # -- handshake and connections ------------------------------------------------------------
 
@@ -204,7 +166,7 @@ def main(argv: list[str]) -> int:
     import engine
     try:
         eng = engine.load(model_dir=args.model)
-    except engine.InfillError as exc:
+    except InfillError as exc:
         print(f"infill serve: {exc}", file=sys.stderr)
         return 2
     limits = replace(Limits(), max_sessions_per_connection=args.max_sessions, messages_per_second=args.rate,
@@ -212,7 +174,7 @@ def main(argv: list[str]) -> int:
     config = LiveConfig(host=args.host, port=args.port, token=args.token,
                         allowed_origins=tuple(args.allow_origin), limits=limits, max_batch=args.max_batch)
     try:
-        return asyncio.run(_serve_until_signal(LiveServer(eng, config, error_type=engine.InfillError)))
+        return asyncio.run(_serve_until_signal(LiveServer(eng, config)))
     except KeyboardInterrupt:
         return 0
 

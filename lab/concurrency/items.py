@@ -1,6 +1,6 @@
 """The sweep's requests: held-out middles, single-line and multi-line.
 
-The held-out set (engine/bench_data/heldout_lines.jsonl, never tuned on) holds one source
+The held-out set (lab/bench_data/heldout_lines.jsonl, never tuned on) holds one source
 line per item with the file's verbatim text around it. Every third item is turned into a
 multi-line middle: its line plus the next MULTI_LINE_EXTRA lines of its suffix (the
 last one not blank), cut from the same verbatim text, so no new data is needed and none is tuned on.
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from engine.bench import BENCH_FILE, load_items as load_rows
+from lab.evaluation.items import BENCH_FILE, load_items as load_rows
 
 MULTI_LINE_EVERY = 3  # every third held-out item becomes a multi-line middle
 MULTI_LINE_EXTRA = 2  # lines of the suffix added to its middle

@@ -81,7 +81,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"{'B':>4}{'solo ms':>10}{'packed ms':>11}{'padded ms':>11}{'packed max |diff|':>19}{'padded max |diff|':>19}")
     for b in (int(x) for x in args.batch.split(",")):
         chosen = [items[i % len(items)] for i in range(b)]
-        caches = [model.encode_context(*eng._tokens(it.prefix, it.suffix, eng.settings)[:2]) for it in chosen]
+        caches = [model.encode_context(*eng.context_ids(it.prefix, it.suffix)) for it in chosen]
         canvases = [torch.full((8 * (1 + i % 2),), eng.tokenizer.mask_id) for i in range(b)]  # canvases of 8 and 16
         solo = [model.canvas_logits(c, x.unsqueeze(0))[0] for c, x in zip(caches, canvases)]
         diff = lambda rows: max(float((r - s).abs().max()) for r, s in zip(rows, solo))  # noqa: E731

@@ -35,7 +35,7 @@ from typing import Any, Optional
 
 import torch
 
-from engine.bench import exact_match, percentile
+from lab.evaluation.items import exact_match, percentile
 from lab.concurrency.items import Item, load_items
 from lab.concurrency.servers import MODES, Finished, make_server
 

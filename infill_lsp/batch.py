@@ -1,0 +1,106 @@
+"""`infill batch`: the stable JSONL contract that evaluations and other tools use.
+
+Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_tokens"?: int, "constrained"?: bool}
+Output line: {"id", "middle", "tokens", "forwards", "ms", ...more figures} — one per input
+line, in input order. A bad line yields {"id": ... or null, "error": "..."} and the batch
+goes on. Model loading is excluded from every line's `ms`.
+"""
+from __future__ import annotations
+
+import json
+import queue
+from collections import deque
+from pathlib import Path
+from typing import IO, Any, Optional, Union
+
+from engine.types import InfillError, SamplerSettings, SettingsError, check_knobs
+
+# The sampler knobs a batch line may carry, validated by the engine's one settings schema.
+BATCH_SETTINGS = ("max_tokens", "constrained")
+
+
+class BadLine(ValueError):
+    def __init__(self, message: str, item_id: Any = None):
+        super().__init__(message)
+        self.item_id = item_id
+
+
+def parse_line(line: str) -> tuple[Any, dict[str, Any]]:
+    """(id, request fields), or BadLine carrying the id (when readable) and the reason."""
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise BadLine(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(item, dict):
+        raise BadLine("each line must be a JSON object")
+    item_id = item.get("id")
+    try:
+        return item_id, _fields(item)
+    except ValueError as exc:
+        raise BadLine(str(exc), item_id) from None
+
+
+def _fields(item: dict[str, Any]) -> dict[str, Any]:
+    for key in ("prefix", "suffix"):
+        if not isinstance(item.get(key), str):
+            raise ValueError(f"missing or non-string \"{key}\"")
+    language = item.get("language")
+    if language is not None and not isinstance(language, str):
+        raise ValueError('"language" must be a string')
+    try:
+        settings = check_knobs(SamplerSettings, {k: item[k] for k in BATCH_SETTINGS if item.get(k) is not None}, allowed=BATCH_SETTINGS)
+    except SettingsError as error:
+        raise ValueError(str(error)) from None
+    return {"prefix": item["prefix"], "suffix": item["suffix"], "language": language, **settings}
+
+
+def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None, language: Optional[str] = None, max_batch: Optional[int] = None) -> int:
+    """Lines are denoised together by the engine worker (up to `max_batch` at once, each
+    with its own settings; engine/batching.py) and written in input order as soon as
+    every line before them is done. A line's `ms` is its own engine time, from its
+    context encoding to its result, not the time it waited for a place in the batch."""
+    import engine
+    from engine.worker import EngineWorker, InfillCall, Job
+
+    eng = engine.load(model_dir)  # an InfillError here ends the batch: there is no model to run
+    worker = EngineWorker(eng, name="infill-batch", max_batch=max_batch)
+    pending: deque[tuple[Any, Union[queue.SimpleQueue, dict[str, Any]]]] = deque()  # in input order
+    read_ahead = 2 * worker.max_batch
+
+    def write_ready(wait_for_head: bool) -> None:
+        while pending and (wait_for_head or isinstance(pending[0][1], dict) or not pending[0][1].empty()):
+            item_id, outcome = pending.popleft()
+            line = outcome if isinstance(outcome, dict) else _line(item_id, outcome.get())
+            stdout.write(json.dumps(line) + "\n")
+            stdout.flush()
+            wait_for_head = False
+
+    try:
+        for number, raw in enumerate(stdin):
+            if not raw.strip():
+                continue
+            item_id = None
+            try:
+                item_id, request = parse_line(raw)
+            except BadLine as exc:
+                pending.append((exc.item_id, {"id": exc.item_id, "error": str(exc)}))
+            else:
+                done: queue.SimpleQueue = queue.SimpleQueue()
+                call = InfillCall(request.pop("prefix"), request.pop("suffix"), request.pop("language") or language, request)
+                worker.submit(Job("batch", number, call, on_done=done.put))
+                pending.append((item_id, done))
+            write_ready(wait_for_head=len(pending) >= read_ahead)  # read ahead only so far
+        while pending:
+            write_ready(wait_for_head=True)
+    finally:
+        worker.close()
+    return 0
+
+
+def _line(item_id: Any, outcome: Any) -> dict[str, Any]:
+    if outcome.result is not None:
+        return {"id": item_id, **outcome.result.to_dict()}
+    if isinstance(outcome.error, InfillError):
+        return {"id": item_id, "error": str(outcome.error)}
+    error = outcome.error
+    return {"id": item_id, "error": f"internal error: {type(error).__name__}: {error}" if error else "the request did not run"}
