@@ -392,6 +392,7 @@ class LoopInbox:
     def __init__(self) -> None:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._posted: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
+        self._scheduled = False  # a wakeup is on its way: it will take what is posted meanwhile
         self._lock = threading.Lock()
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -403,8 +404,9 @@ class LoopInbox:
 
     def wake(self) -> None:
         with self._lock:
-            if not self._posted or self._loop is None:
+            if not self._posted or self._loop is None or self._scheduled:
                 return
+            self._scheduled = True
         try:
             self._loop.call_soon_threadsafe(self._run)
         except RuntimeError:
@@ -412,7 +414,7 @@ class LoopInbox:
 
     def _run(self) -> None:
         with self._lock:
-            posted, self._posted = self._posted, []
+            posted, self._posted, self._scheduled = self._posted, [], False
         for callback, args in posted:
             try:
                 callback(*args)

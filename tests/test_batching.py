@@ -143,3 +143,40 @@ def test_keyed_requests_reuse_their_own_context_and_the_cache_is_bounded(tiny_en
     cached_tokens(doc_b, "B")
     assert list(eng._keyed_contexts) == ["B"]
     assert eng._keyed_bytes == eng._keyed_contexts["B"][1] > 0
+
+
+def test_loop_inbox_hands_a_pass_worth_of_events_to_the_loop_in_one_wakeup():
+    import asyncio
+
+    from engine.worker import LoopInbox
+
+    async def scenario():
+        inbox, seen = LoopInbox(), []
+        loop = asyncio.get_running_loop()
+        inbox.attach(loop)
+        wakeups = 0
+        original = loop.call_soon_threadsafe
+
+        def counting(callback, *args):
+            nonlocal wakeups
+            wakeups += callback == inbox._run  # to_thread posts its own result this way too
+            return original(callback, *args)
+
+        loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+
+        def engine_thread():
+            for i in range(5):
+                inbox.post(seen.append, i)
+            inbox.post(lambda: 1 / 0)  # a failing event must not lose the ones after it
+            inbox.post(seen.append, 5)
+            inbox.wake()  # the worker's after_pass
+            inbox.wake()  # a wakeup is already on its way: it takes everything
+
+        await asyncio.to_thread(engine_thread)
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        return seen, wakeups
+
+    seen, wakeups = asyncio.run(scenario())
+    assert seen == [0, 1, 2, 3, 4, 5]
+    assert wakeups == 1  # not one per event
