@@ -453,8 +453,7 @@ class InfillTransformer(nn.Module):
         for i, block in enumerate(self.blocks):
             q, k, v = block.attn.project(block.attn_norm(x))  # (1, H, R, Dh)
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-            y = attend_each(i, q, k, v)  # (1, H, R, Dh)
-            x = x + block.attn.out(y.transpose(1, 2).flatten(2))
+            x = x + block.attn.merge(attend_each(i, q, k, v))  # attention: (1, H, R, Dh)
             x = x + block.ffn(block.ffn_norm(x))
         return self.logits(self.final_norm(x))
 
