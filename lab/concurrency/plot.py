@@ -25,6 +25,7 @@ def plot(report: dict[str, Any], path: Path) -> Path:
         xs = [l["concurrency"] for l in levels]
         per_user.plot(xs, [l["tokens_per_s_per_user"] for l in levels], marker=marker, color=colour, label=label)
         total.plot(xs, [l["tokens_per_s"] for l in levels], marker=marker, color=colour, label=label)
+    per_user.set_yscale("log")  # it falls by orders of magnitude as users share the machine
     for ax, title in ((per_user, "tokens/s per user"), (total, "total tokens/s")):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("concurrent requests")
