@@ -48,7 +48,7 @@ from engine.types import InfillError
 
 log = logging.getLogger("infill.worker")
 
-DEFAULT_MAX_BATCH = 32  # infill jobs denoised together (docs/batching.md)
+DEFAULT_MAX_BATCH = 64  # infill jobs denoised together (docs/batching.md: the live load test gained a third over 32, nothing more with 128 or 256)
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rate", type=float, default=Limits.messages_per_second,
                         help="messages per second per connection")
     parser.add_argument("--max-batch", type=int, default=None,
-                        help="requests denoised together, one forward pass for all (default 32; 1 = one at a time)")
+                        help="requests denoised together, one forward pass for all (default 64; 1 = one at a time)")
     parser.add_argument("--log-level", default="WARNING", help="Python logging level for the server log")
     return parser
 
