@@ -72,10 +72,9 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        dtype = x.dtype
-        x = x.float()
-        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
-        return (x * self.weight.float()).to(dtype)
+        # Statistics in fp32 whatever the input; the residual stream is fp32 here, so this
+        # is the fused kernel (input and weight of one dtype).
+        return F.rms_norm(x.float(), (x.shape[-1],), self.weight.float(), self.eps).to(x.dtype)
 
 
 def rope_tables(cfg: ModelConfig) -> tuple[torch.Tensor, torch.Tensor]:
@@ -268,10 +267,23 @@ class DecodeStream:
         return self.keys[layer][:, :, : self.length + 1], self.values[layer][:, :, : self.length + 1]
 
 
+def _attention_inputs(block: Block, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    q, k, v = block.attn.project(block.attn_norm(x))
+    return apply_rope(q, cos, sin), apply_rope(k, cos, sin), v
+
+
+def _attention_output_and_ffn(block: Block, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
+    x = x + block.attn.merge(attended)
+    return x + block.ffn(block.ffn_norm(x))
+
+
 class InfillTransformer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
+        # The training form's per-layer steps; compile_for_training swaps in compiled ones.
+        self._attention_inputs = _attention_inputs
+        self._attention_output_and_ffn = _attention_output_and_ffn
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.final_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
@@ -296,7 +308,7 @@ class InfillTransformer(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def _rope(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        if int(positions.max()) >= self.cfg.max_position:
+        if not torch.compiler.is_compiling() and int(positions.max()) >= self.cfg.max_position:
             raise ValueError(f"position {int(positions.max())} exceeds max_position {self.cfg.max_position}")
         return self.rope_cos[positions].unsqueeze(1), self.rope_sin[positions].unsqueeze(1)  # (B, 1, T, Dh)
 
@@ -337,13 +349,23 @@ class InfillTransformer(nn.Module):
             masks = layout.masks(segments)
             attention = lambda q, k, v: layout.attention(q, k, v, masks)  # noqa: E731
         cos, sin = self._rope(positions)
+        if torch.is_autocast_enabled(ids.device.type):  # cast the tables once, not per layer
+            dtype = torch.get_autocast_dtype(ids.device.type)
+            cos, sin = cos.to(dtype), sin.to(dtype)
         x = self.embed(ids)  # (B, T, C)
         for block in self.blocks:
-            q, k, v = block.attn.project(block.attn_norm(x))
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-            x = x + block.attn.merge(attention(q, k, v))
-            x = x + block.ffn(block.ffn_norm(x))
+            q, k, v = self._attention_inputs(block, x, cos, sin)
+            x = self._attention_output_and_ffn(block, x, attention(q, k, v))
         return self.final_norm(x)
+
+    def compile_for_training(self) -> None:
+        """torch.compile the per-layer work around attention (norms, projections, RoPE,
+        SwiGLU, residuals): one compiled graph shared by all layers, dynamic shapes so
+        batches of any length reuse it; attention itself stays the eager SDPA kernel.
+        Measured on the 2-core CPU: 1.3x faster steps after a few minutes of compiling
+        (docs/training.md)."""
+        self._attention_inputs = torch.compile(_attention_inputs, dynamic=True)
+        self._attention_output_and_ffn = torch.compile(_attention_output_and_ffn, dynamic=True)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.lm_head(hidden).float()

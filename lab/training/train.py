@@ -134,6 +134,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = all cores)")
     p.add_argument("--data-workers", type=int, default=0, help="processes preparing batches ahead (GPU runs; 0 = in the training process)")
+    p.add_argument("--compile", action="store_true", help="torch.compile the layers' work around attention (CPU: 1.3x faster steps after a few minutes)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--edit-fraction", type=float, default=0.1, help="share of next-edit examples in each batch")
     p.add_argument("--prefix-tokens", type=int, default=DataConfig.prefix_tokens)
@@ -175,6 +176,8 @@ def main(argv: list[str]) -> int:
     elif args.init_from:
         model.load_state_dict(load_infill_model(args.init_from, read_config(args.init_from)).state_dict())
     model.to(device).train()
+    if args.compile:
+        model.compile_for_training()
     opt = make_optimizer(model, args.lr)
     step, tokens, elapsed_before = 0, 0, 0.0
     history: dict = {}
