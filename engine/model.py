@@ -473,10 +473,8 @@ class InfillTransformer(nn.Module):
         cos, sin = self._rope(positions.unsqueeze(0))
         x = self.embed(ids.unsqueeze(0))  # (1, R, C)
         for i, block in enumerate(self.blocks):
-            q, k, v = block.attn.project(block.attn_norm(x))  # (1, H, R, Dh)
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-            x = x + block.attn.merge(attend_each(i, q, k, v))  # attention: (1, H, R, Dh)
-            x = x + block.ffn(block.ffn_norm(x))
+            q, k, v = _attention_inputs(block, x, cos, sin)  # (1, H, R, Dh)
+            x = _attention_output_and_ffn(block, x, attend_each(i, q, k, v))
         return self.logits(self.final_norm(x))
 
     @torch.no_grad()
