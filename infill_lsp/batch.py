@@ -93,7 +93,10 @@ def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None,
         while pending:
             write_ready(wait_for_head=True)
     finally:
+        # Join before the interpreter exits: a daemon thread still inside torch at exit
+        # aborts the process ("terminate called without an active exception").
         worker.close()
+        worker.join()
     return 0
 
 
