@@ -5,7 +5,7 @@ they never reach into the sampler or the model.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Protocol, Sequence
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ class SamplerSettings:
     allow_end: bool = knob(True)  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
     left_to_right: bool = knob(False, client=True)  # commit only the first masked position each pass (the cautious candidate)
     contiguous: bool = knob(True, client=True)  # commit in text order: the first masked position, then the next while sure (docs/sampler.md)
+    end_in_run: bool = knob(True, client=True)  # a contiguous run may end with a sure end-of-middle (the middle closes in the same pass)
     copy_weight: float = knob(0.3, 0.0, 1.0, client=True)  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
     copy_context_tokens: int = knob(2048, 0, 65536)  # prefix tokens the copy guess looks in (may exceed context_tokens)
     end_when_valid: bool = knob(False)  # with left_to_right and a constraint: stop at the first complete, valid middle
@@ -59,9 +60,7 @@ class SamplerSettings:
     def replace(self, **changes: object) -> "SamplerSettings":
         """A copy with some knobs changed (None keeps a knob); a knob that is unknown or
         out of its bounds is a SettingsError."""
-        values = asdict(self)
-        values.update(check_knobs(SamplerSettings, {k: v for k, v in changes.items() if v is not None}))
-        return SamplerSettings(**values)  # type: ignore[arg-type]
+        return replace(self, **check_knobs(SamplerSettings, {k: v for k, v in changes.items() if v is not None}))  # type: ignore[arg-type]
 
 
 class SettingsError(InfillError):

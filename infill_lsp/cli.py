@@ -99,7 +99,7 @@ def _eval(argv: list[str]) -> int:
 # Subcommands that parse their own arguments: name -> (runner, help). Each runner is main(argv) -> int.
 DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "lsp": (_lsp, "run the language server (stdio, or --tcp on loopback)"),
-    "serve": (_serve, "run the WebSocket live-rewrite server and its playground"),
+    "serve": (_serve, "run the HTTP API, WebSocket live rewrites and the playground (--replicas: on Ray Serve)"),
     "quantize": (_quantize, "write an int8/int4 quantized copy of a model directory"),
     "models": (_models, "list the model families infill can load"),
     "corpus": (_corpus, "build the training corpus from pinned sources (source checkout)"),
@@ -151,6 +151,20 @@ def _language_for(path: Path, explicit: Optional[str]) -> Optional[str]:
         return None
 
 
+# Why a completion came back empty, in words (the figures line says `stop: <reason>`).
+EMPTY_ANSWER = {
+    "rejected": "every middle the model wrote would have left the code here unparseable, so infill "
+    "shows nothing rather than broken code (--no-constrained shows the model's raw text)",
+    "end_of_middle": "the model judged that nothing is missing at this cursor",
+    "max_tokens": "the model's text ran to --max-tokens without a usable end",
+    "empty": "--max-tokens is 0",
+}
+
+
+def explain_empty(stop_reason: str) -> str:
+    return "no suggestion: " + EMPTY_ANSWER.get(stop_reason, f"the completion stopped ({stop_reason}) before writing anything")
+
+
 def cmd_complete(args: argparse.Namespace) -> int:
     import engine
 
@@ -167,7 +181,10 @@ def cmd_complete(args: argparse.Namespace) -> int:
         sys.stdout.write(result.middle)
         if not result.middle.endswith("\n"):
             sys.stdout.write("\n")
+        sys.stdout.flush()  # the completion's line before the figures on stderr, in a terminal too
         print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
+        if not result.middle.strip():
+            print(f"-- {explain_empty(result.stop_reason)}", file=sys.stderr)
     return 0
 
 
@@ -179,6 +196,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     require_lab("bench")
+    if args.concurrency:
+        from lab.concurrency import sweep
+
+        forwarded = ["--concurrency", args.concurrency] + (["--json"] if args.json else [])
+        for flag, value in (("--model", args.model), ("--plot", args.plot), ("--out", args.out), ("--modes", args.modes), ("--requests", args.requests), ("--device", args.device), ("--shapes", args.shapes), ("--threads", args.threads), ("--dtype", args.dtype)):
+            if value is not None:
+                forwarded += [flag, str(value)]
+        for setting in args.set:
+            forwarded += ["--set", setting]
+        return sweep.main(forwarded)
     if args.syntax:
         from lab.syntax_bench import bench as syntax_bench
 
@@ -214,6 +241,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None, help="number of benchmark items")
     p.add_argument("--json", action="store_true")
     p.add_argument("--syntax", action="store_true", help="run the syntax-constraint on/off benchmark instead")
+    p.add_argument("--concurrency", metavar="LEVELS", default=None, help="run the concurrency sweep instead, e.g. 1,2,4,8,16,32,64 (batched vs one at a time vs autoregressive; lab/concurrency)")
+    p.add_argument("--plot", type=Path, default=None, help="with --concurrency: write the PNG plot here")
+    p.add_argument("--out", type=Path, default=None, help="with --concurrency: also write the JSON report here")
+    p.add_argument("--modes", default=None, help="with --concurrency: a subset of batched,sequential,autoregressive")
+    p.add_argument("--requests", type=int, default=None, help="with --concurrency: requests per level at least")
+    p.add_argument("--device", default=None, help="with --concurrency: torch device (cpu, cuda)")
+    p.add_argument("--shapes", type=Path, default=None, help="with --concurrency: ModelConfig JSON, random weights of these shapes (speed only)")
+    p.add_argument("--threads", type=int, default=None, help="with --concurrency: torch threads")
+    p.add_argument("--dtype", default=None, help="with --concurrency: cast the weights (e.g. bfloat16)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --concurrency: a sampler setting for every request")
     p.set_defaults(handler=cmd_bench)
 
     for name, (_, help_text) in DELEGATED.items():
@@ -236,8 +273,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             return 130
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
-        parser.print_help()
-        return 0 if not argv else 2
+        parser.print_help(sys.stderr)  # no command is a usage error, as for any CLI
+        return 2
     try:
         return args.handler(args)
     except InfillError as exc:

@@ -70,26 +70,49 @@ def tiny_model(tmp_path_factory) -> Path:
     return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "model")
 
 
-def _start_nvim(tmp_path: Path, tiny_model: Path, source: str):
+def _start_nvim(tmp_path: Path, tiny_model: Path | None, source: str, remote_lua: str = "",
+                extra_env: dict[str, str] | None = None, settings_lua: str | None = None):
+    """Neovim on `source` with the plugin; the server loads `tiny_model`, or (with
+    `remote_lua`, the plugin's `remote` option) asks a remote server instead.
+    `settings_lua` replaces the plugin's `settings` table (Lua source)."""
     source_file = tmp_path / "example.py"
     source_file.write_text(source)
     init = tmp_path / "init.lua"
     # Unconstrained: a random model's tokens rarely parse, and the syntax constraint would
     # (rightly) veto them all; this test is about the editor round trip, not quality.
     settings = {"debounceMs": 0, "maxTokens": 8, "constrained": False}
+    model = f"\"--model\", {json.dumps(str(tiny_model))}, " if tiny_model is not None else ""
+    settings_lua = settings_lua or f"vim.json.decode({json.dumps(json.dumps(settings))})"
     init.write_text(
         f"""
 vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})
 vim.opt.swapfile = false
 require("infill").setup({{
-  cmd = {{ {json.dumps(sys.executable)}, "-m", "infill_lsp", "--model", {json.dumps(str(tiny_model))},
+  cmd = {{ {json.dumps(sys.executable)}, "-m", "infill_lsp", {model}
           "--log-file", {json.dumps(str(tmp_path / "server.log"))} }},
   filetypes = {{ "python" }},
-  settings = vim.json.decode({json.dumps(json.dumps(settings))}),
+  settings = {settings_lua},{remote_lua}
 }})
 """
     )
-    return launch_nvim(tmp_path, init, source_file)
+    return launch_nvim(tmp_path, init, source_file, extra_env)
+
+
+def _accept_ghost(nvim: "Nvim", ghost: str) -> str:
+    """Press <Tab> on the ghost text after `return a`; the buffer once it holds it."""
+    nvim.keys("<Tab>")
+    return nvim.wait_for(
+        f"(function() local t = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, true), string.char(10)) "
+        f"if t:find([[return a]] .. vim.json.decode({json.dumps(json.dumps(ghost))}), 1, true) then return t end end)()"
+    )
+
+
+def _quit(process: subprocess.Popen, nvim: "Nvim") -> None:
+    try:
+        nvim.keys("<Esc>:qa!<CR>")
+        process.wait(timeout=10)
+    except Exception:
+        process.kill()
 
 
 def launch_nvim(tmp_path: Path, init: Path, source_file: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, "Nvim"]:
@@ -135,12 +158,8 @@ def test_neovim_shows_and_accepts_an_inline_suggestion(tmp_path: Path, tiny_mode
         ghost = nvim.wait_for(GHOST)
         assert isinstance(ghost, str) and ghost
 
-        nvim.keys("<Tab>")
         expected_line2 = "    return a" + ghost
-        lines = nvim.wait_for(
-            f"(function() local t = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, true), string.char(10)) "
-            f"if t:find([[return a]] .. vim.json.decode({json.dumps(json.dumps(ghost))}), 1, true) then return t end end)()"
-        )
+        lines = _accept_ghost(nvim, ghost)
         nvim.keys("<Esc>")
         expected = source.replace("    return a\n", expected_line2 + "\n", 1).rstrip("\n")
         assert lines == expected
@@ -148,8 +167,99 @@ def test_neovim_shows_and_accepts_an_inline_suggestion(tmp_path: Path, tiny_mode
         stats = nvim.wait_for("(function() local s = require([[infill]]).stats() if s and s.accepted > 0 then return s end end)()")
         assert stats["accepted"] == 1 and stats["shown"] >= 1
     finally:
+        _quit(process, nvim)
+
+
+def test_neovim_with_remote_gets_ghost_text_from_a_running_infill_serve(tmp_path: Path, tiny_model: Path) -> None:
+    import httpx
+
+    from lab.fixtures.live_server import ServeProcess
+
+    token = "nvim-remote-token-123"
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    with ServeProcess(str(tiny_model), token) as served:
+        remote = f"\n  remote = {{ url = {json.dumps(served.url)}, token_file = {json.dumps(str(token_file))} }},"
+        process, nvim = _start_nvim(tmp_path, None, "def add(a, b):\n    return a\n\nprint(add(1, 2))\n", remote,
+                                    extra_env={"INFILL_TOKEN": ""})
         try:
-            nvim.keys("<Esc>:qa!<CR>")
-            process.wait(timeout=10)
-        except Exception:
-            process.kill()
+            assert nvim.wait_for("#vim.lsp.get_clients({name = [[infill]]})") == 1
+            model = nvim.wait_for("(require([[infill]]).stats() or {}).model")
+            assert served.url in model  # the language server is talking to the remote server
+            nvim.keys("<Esc>2GA")
+            ghost = nvim.wait_for(GHOST)
+            assert isinstance(ghost, str) and ghost
+            _accept_ghost(nvim, ghost)
+            nvim.keys("<Esc>")
+        finally:
+            _quit(process, nvim)
+        health = httpx.get(served.url + "/health", headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
+        assert health["counters"]["http_requests"] >= 1  # the ghost text came from the server
+    assert token not in (tmp_path / "server.log").read_text(errors="replace")
+
+
+def _partial(text: str, unit: str) -> str:
+    """The plugin's partial accept (M.partial_text), stated independently."""
+    import re
+
+    if unit == "line":
+        newline = text.find("\n", 1 if text.startswith("\n") else 0)
+        return text if newline < 0 else text[:newline]
+    match = re.match(r"[^A-Za-z0-9_]*[A-Za-z0-9_]+", text)
+    return match.group(0) if match else text
+
+
+def _buffer_text(nvim: Nvim) -> str:
+    return nvim.lua("table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, true), string.char(10))")
+
+
+def test_readme_setup_is_silent_and_ghost_text_has_terminal_colours(tmp_path: Path, tiny_model: Path) -> None:
+    # The README's `settings = {}`: an empty Lua table, which Neovim sends as a JSON list.
+    process, nvim = _start_nvim(tmp_path, tiny_model, "x = 1\n", settings_lua="{}")
+    try:
+        nvim.wait_for("(require([[infill]]).stats() or {}).model")
+        log = (tmp_path / "server.log").read_text()
+        assert "setting ignored" not in log and "must be an object" not in log
+        hl = nvim.lua("vim.api.nvim_get_hl(0, {name = [[ComplHint]], link = false})")
+        assert isinstance(hl.get("ctermfg"), int) and isinstance(hl.get("fg"), int)
+        assert nvim.lua("vim.o.termguicolors") is False  # what a plain terminal session has
+    finally:
+        _quit(process, nvim)
+
+
+def test_neovim_accepts_the_next_word_and_the_current_line(tmp_path: Path, tiny_model: Path) -> None:
+    source = "def add(a, b):\n    return a\n\nprint(add(1, 2))\n"
+    process, nvim = _start_nvim(tmp_path, tiny_model, source)
+    try:
+        nvim.wait_for("(require([[infill]]).stats() or {}).model")
+        nvim.keys("<Esc>2GA")
+        ghost = nvim.wait_for(GHOST)
+        chunk_hl = nvim.lua(
+            "(function() local ns = vim.api.nvim_create_namespace([[nvim.lsp.inline_completion]]) "
+            "local m = vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {details = true})[1] "
+            "return m and m[4].virt_text and m[4].virt_text[1][2] end)()"
+        )
+        assert chunk_hl == "ComplHint"
+        word = _partial(ghost, "word")
+        assert nvim.lua(f"require([[infill]]).partial_text(vim.json.decode({json.dumps(json.dumps(ghost))}), [[word]])") == word
+        nvim.keys("<M-Right>")
+        want = source.replace("    return a\n", "    return a" + word + "\n", 1).rstrip("\n")
+        deadline = time.monotonic() + 30
+        while _buffer_text(nvim) != want and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _buffer_text(nvim) == want
+        # Still in insert mode after the word; the rest is offered again, and the current
+        # line's part of it is accepted with the line key.
+        assert nvim.lua("vim.fn.mode()") == "i"
+        rest = nvim.wait_for(GHOST)
+        line = _partial(rest, "line")
+        nvim.keys("<M-C-Right>")
+        want_line = want.split("\n")
+        want_line[1] += line.split("\n")[0]
+        want = "\n".join(want_line[:2] + line.split("\n")[1:] + want_line[2:]) if "\n" in line else "\n".join(want_line)
+        deadline = time.monotonic() + 30
+        while _buffer_text(nvim) != want and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _buffer_text(nvim) == want
+    finally:
+        _quit(process, nvim)

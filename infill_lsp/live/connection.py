@@ -12,13 +12,11 @@ import json
 import logging
 from typing import Any, Optional, Protocol, Union
 
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
-
 from engine.types import InfillError
-from engine.worker import EngineWorker, InfillCall, Job, Outcome
+from engine.worker import EngineWorker, InfillCall, Job, LoopInbox, Outcome
 
 from . import protocol as p
+from .channel import Channel, ChannelClosed
 from .document import Document
 from .frames import result_payload, step_payload
 from .limits import Limits, TokenBucket
@@ -35,6 +33,7 @@ class Hub(Protocol):
 
     limits: Limits
     worker: EngineWorker
+    inbox: LoopInbox  # engine events to the event loop, one wakeup per pass
     model_name: str
 
     def token_ok(self, token: Optional[str]) -> bool: ...
@@ -43,7 +42,7 @@ class Hub(Protocol):
 
 
 class LiveConnection:
-    def __init__(self, hub: Hub, ws: ServerConnection) -> None:
+    def __init__(self, hub: Hub, ws: Channel) -> None:
         self.hub = hub
         self.ws = ws
         self.limits = hub.limits
@@ -54,6 +53,7 @@ class LiveConnection:
         self.closing = False
         self._close_task: Optional[asyncio.Task[None]] = None  # held so it is not garbage-collected
         self.loop = asyncio.get_running_loop()
+        self.hub.inbox.attach(self.loop)  # the hub's engine events come to this loop
 
     async def serve(self) -> None:
         sender = asyncio.create_task(self._send_loop())
@@ -66,7 +66,7 @@ class LiveConnection:
                     # sits behind it, and the closing handshake cannot finish until it is read.
                     continue
                 self._handle(raw)
-        except ConnectionClosed:
+        except ChannelClosed:
             pass
         finally:
             self._teardown()
@@ -74,7 +74,7 @@ class LiveConnection:
                 # Let the sender deliver the error frame and close with the documented code.
                 try:
                     await asyncio.wait_for(sender, timeout=5.0)
-                except (asyncio.TimeoutError, ConnectionClosed):
+                except (asyncio.TimeoutError, ChannelClosed):
                     pass
             sender.cancel()
 
@@ -106,7 +106,7 @@ class LiveConnection:
                     await self.ws.close(frame["code"], frame["reason"])
                     return
                 await self.ws.send(_dumps(frame))
-        except ConnectionClosed:
+        except ChannelClosed:
             pass
 
     # -- incoming -------------------------------------------------------------------------
@@ -224,10 +224,7 @@ class LiveConnection:
 
     def _post(self, job: Job, kind: str, payload: Any) -> None:
         """Called on the engine worker's thread: hand the event to the loop, never block."""
-        try:
-            self.loop.call_soon_threadsafe(self._on_engine, job, kind, payload)
-        except RuntimeError:
-            pass  # the loop is gone: the server is shutting down
+        self.hub.inbox.post(self._on_engine, job, kind, payload)
 
     def _on_engine(self, job: Job, kind: str, payload: Any) -> None:
         session = self.sessions.get(job.key)  # type: ignore[arg-type]

@@ -8,11 +8,12 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class Limits:
-    max_message_bytes: int = 1 << 20  # larger frames close the connection with 1009
+    max_message_bytes: int = 1 << 20  # larger frames close the connection with 1009; larger HTTP bodies get 413
     max_document_chars: int = 500_000
     max_sessions_per_connection: int = 16
     max_sessions_total: int = 1024
     max_connections: int = 256  # further handshakes get HTTP 503
+    max_http_requests: int = 256  # completions queued or running at once; further ones get HTTP 429
     messages_per_second: float = 40.0  # sustained rate per connection
     message_burst: int = 80  # how many messages may arrive at once before the rate applies
     rate_strikes_before_close: int = 50  # refused messages in a row before closing with 4029

@@ -24,11 +24,12 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from infill_lsp import suggestion_cache
 from lab.fixtures.lsp_client import LspClient, LspResponseError
 from infill_lsp.usage_stats import percentile
 from infill_lsp.text import UTF16, TextDocument
 
-DEFAULT_FILE = Path(__file__).with_name("suggestion_cache.py")  # real code, shipped with the package
+DEFAULT_FILE = Path(suggestion_cache.__file__)  # real code, shipped with the package
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -26,13 +26,14 @@ from engine.tokenizer import Tokenizer
 from lab.training.data import DataConfig
 from lab.training.snapshots import SNAPSHOT_DIR, snapshot_paths
 from lab.training.train import evaluate, validation_batches
+from lab.training.checkpoint import load_verified
 
 def average_states(paths: list[Path]) -> tuple[dict[str, torch.Tensor], list[int]]:
     """Element-wise mean of the snapshots' weights (in float32) and the steps averaged."""
     total: dict[str, torch.Tensor] = {}
     steps = []
     for path in paths:
-        snap = torch.load(path, map_location="cpu", weights_only=False)
+        snap = load_verified(path)
         steps.append(int(snap["step"]))
         for name, tensor in snap["model"].items():
             total[name] = total.get(name, 0) + tensor.float()
@@ -65,7 +66,7 @@ def main(argv: list[str]) -> int:
         model.load_state_dict(state)
         return evaluate(model.to(device), batches, device, lambda: torch.autocast("cpu", dtype=torch.bfloat16))
 
-    latest = torch.load(paths[-1], map_location="cpu", weights_only=False)
+    latest = load_verified(paths[-1])
     averaged, steps = average_states(paths)
     scores = {"latest": score(latest["model"]), "average": score(averaged)}
     report = {"steps_averaged": steps, **{k: {m: round(v, 4) for m, v in s.items()} for k, s in scores.items()}}

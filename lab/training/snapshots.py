@@ -5,6 +5,8 @@ from pathlib import Path
 
 import torch
 
+from lab.training.checkpoint import atomic_save
+
 SNAPSHOT_DIR = "snapshots"
 
 
@@ -17,8 +19,7 @@ def save_snapshot(run: Path, model: torch.nn.Module, step: int, tokens: int, kee
     """Keep this checkpoint's weights; drop all but the newest `keep` snapshots."""
     folder = run / SNAPSHOT_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f"step_{step:06d}.pt.tmp"
-    torch.save({"model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}, "step": step, "tokens": tokens}, tmp)
-    tmp.replace(folder / f"step_{step:06d}.pt")
+    weights = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    atomic_save({"model": weights, "step": step, "tokens": tokens}, folder / f"step_{step:06d}.pt", keep_previous=False)
     for old in snapshot_paths(run)[:-keep] if keep > 0 else []:
         old.unlink(missing_ok=True)

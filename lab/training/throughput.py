@@ -60,7 +60,7 @@ def _training_modules():
     return data, train
 
 
-def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: int, threads: int, seed: int = 0) -> dict:
+def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: int, threads: int, compile: int = 0, seed: int = 0, profile: Path | None = None) -> dict:
     """One config's step in this process: warm-up steps, then `steps` timed steps."""
     import torch
 
@@ -76,6 +76,8 @@ def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: 
     batches = data.batch_source(docs, tok, data.DataConfig(), seed=seed, edit_fraction=0.1, batch_size=batch_size)
     cfg = ModelConfig(vocab_size=tok.vocab_size, d_model=d, n_layers=layers, n_heads=heads, ffn_hidden=int(8 * d / 3 / 16) * 16)
     model = InfillTransformer(cfg).train()
+    if compile:
+        model.compile_for_training()
     make_optimizer = getattr(train, "make_optimizer", None)
     opt = make_optimizer(model, 1e-3) if make_optimizer else torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), fused=False)
     device = torch.device("cpu")
@@ -88,12 +90,21 @@ def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: 
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
 
-    for _ in range(2):
+    for _ in range(6 if compile else 2):  # compiling happens in the first steps
         step(next(batches))
     timed = [next(batches) for _ in range(steps)]
     start, cpu_start = time.perf_counter(), time.process_time()
-    for batch in timed:
-        step(batch)
+    if profile is not None:  # the same steps under torch.profiler: the table is the summary
+        from torch.profiler import ProfilerActivity
+        from torch.profiler import profile as profiler
+
+        with profiler(activities=[ProfilerActivity.CPU]) as prof:
+            for batch in timed:
+                step(batch)
+        profile.write_text(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25) + "\n")
+    else:
+        for batch in timed:
+            step(batch)
     wall = time.perf_counter() - start
     # CPU seconds of this process: on a shared machine the wall clock also counts the
     # time other processes held the core, CPU time (at one thread) does not.
@@ -105,7 +116,7 @@ def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: 
     canvas = sum(int((b.segments >= 3).sum()) for b in timed)
     prefix_loss = sum(int(((b.segments == 2) & (b.targets >= 0)).sum()) for b in timed)
     return {
-        "config": config, "parameters": params, "batch_size": batch_size, "steps": steps, "cpu_seconds": round(seconds, 3), "wall_seconds": round(wall, 3),
+        "config": config, "compiled": bool(compile), "parameters": params, "batch_size": batch_size, "steps": steps, "cpu_seconds": round(seconds, 3), "wall_seconds": round(wall, 3),
         "tokens_per_s": round(tokens / seconds), "tflops": round(flops / seconds / 1e12, 4),
         "padding": round(1 - tokens / computed, 4),
         "loss_positions": round((canvas + prefix_loss) / tokens, 4), "canvas_positions": round(canvas / tokens, 4),
@@ -114,14 +125,18 @@ def measure(config: str, corpus: Path, tokenizer: Path, batch_size: int, steps: 
 
 def _child(tree: Path, args: argparse.Namespace, config: str) -> dict:
     """Measure in a fresh process importing the training code of `tree`."""
+    here = tree == Path(__file__).resolve().parents[2]
+    if not here and args.baseline_config:
+        config = args.baseline_config
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); "
         "from importlib.machinery import SourceFileLoader; "
         "m = SourceFileLoader('throughput', sys.argv[2]).load_module(); "
-        "print(json.dumps(m.measure(sys.argv[3], *map(__import__('pathlib').Path, sys.argv[4:6]), *map(int, sys.argv[6:9]))))"
+        "print(json.dumps(m.measure(sys.argv[3], *map(__import__('pathlib').Path, sys.argv[4:6]), *map(int, sys.argv[6:10]))))"
     )
     cmd = [sys.executable, "-c", code, str(tree), __file__, config, str(args.corpus.resolve()), str(args.tokenizer.resolve()),
-           str(args.batch_size), str(args.steps), str(args.threads)]
+           str(args.batch_size if here or not args.baseline_batch_size else args.baseline_batch_size),
+           str(args.steps), str(args.threads), str(int(args.compile and here))]
     env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS=str(args.threads))
     out = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if out.returncode != 0:
@@ -133,12 +148,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lab.training.throughput", description=__doc__.splitlines()[0])
     p.add_argument("--config", action="append", type=str, help="dDxLhH (repeatable; default d256x6h4, the shipped shape)")
     p.add_argument("--corpus", type=Path, default=Path("data/corpus"))
-    p.add_argument("--tokenizer", type=Path, default=Path(__file__).resolve().parents[1] / "default_model" / "tokenizer.json")
+    p.add_argument("--tokenizer", type=Path, default=Path(__file__).resolve().parents[2] / "engine" / "default_model" / "tokenizer.json")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--rounds", type=int, default=2, help="alternating rounds with --baseline")
     p.add_argument("--baseline", default=None, help="git revision whose training step to measure side by side")
+    p.add_argument("--compile", action="store_true", help="measure this tree with `infill train --compile`")
+    p.add_argument("--baseline-config", default=None, help="the baseline's config (default: each --config)")
+    p.add_argument("--baseline-batch-size", type=int, default=None, help="the baseline's batch size (default: --batch-size)")
+    p.add_argument("--profile", type=Path, default=None, help="profile this tree's first config in-process (torch.profiler) and write the table here")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     configs = args.config or ["d256x6h4"]
@@ -147,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.corpus / "train.jsonl").exists():
         p.error(f"{args.corpus}/train.jsonl not found: run `infill corpus --out {args.corpus}` first")
     here = Path(__file__).resolve().parents[2]
+    if args.profile:
+        result = measure(configs[0], args.corpus, args.tokenizer, args.batch_size, args.steps, args.threads, int(args.compile), profile=args.profile)
+        print(f"{configs[0]}: {result['tokens_per_s']:,} tok/s under the profiler; table in {args.profile}")
+        return 0
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"this tree": here}
@@ -158,21 +181,22 @@ def main(argv: list[str] | None = None) -> int:
             for config in configs:
                 for r in range(args.rounds if args.baseline else 1):
                     for name, tree in trees.items():
-                        result = _child(tree, args, config) | {"tree": name, "round": r}
+                        result = _child(tree, args, config) | {"tree": name, "round": r, "compared_with": config}
                         rows.append(result)
-                        print(f"{name:>20} {config:>10} round {r}: {result['tokens_per_s']:>7,} tok/s  {result['tflops']:.3f} TFLOP/s  "
+                        print(f"{name:>20} {result['config']:>10}{' compiled' if result.get('compiled') else ''} round {r}: {result['tokens_per_s']:>7,} tok/s  {result['tflops']:.3f} TFLOP/s  "
                               f"padding {result['padding']:.1%}  loss on {result['loss_positions']:.1%} (canvas {result['canvas_positions']:.1%})", flush=True)
         finally:
             if args.baseline:
                 subprocess.run(["git", "-C", str(here), "worktree", "remove", "--force", str(Path(tmp) / "baseline")], capture_output=True)
     summary = {}
     for config in configs:
-        mine = [r["tflops"] for r in rows if r["config"] == config and r["tree"] == "this tree"]
+        mine = [r["tflops"] for r in rows if r["compared_with"] == config and r["tree"] == "this tree"]
         entry = {"tflops": round(sum(mine) / len(mine), 4)}
         if args.baseline:
-            base = [r["tflops"] for r in rows if r["config"] == config and r["tree"] != "this tree"]
-            entry |= {"baseline_tflops": round(sum(base) / len(base), 4), "ratio": round(sum(mine) / sum(base), 3)}
-            print(f"{config}: {entry['tflops']:.3f} vs {entry['baseline_tflops']:.3f} TFLOP/s at {args.baseline}: {entry['ratio']:.2f}x")
+            base = [r for r in rows if r["compared_with"] == config and r["tree"] != "this tree"]
+            base_tflops = [r["tflops"] for r in base]
+            entry |= {"baseline_config": base[0]["config"], "baseline_tflops": round(sum(base_tflops) / len(base), 4), "ratio": round(sum(mine) / sum(base_tflops), 3)}
+            print(f"{config}{' (compiled)' if args.compile else ''}: {entry['tflops']:.3f} TFLOP/s vs {entry['baseline_tflops']:.3f} for {entry['baseline_config']} at {args.baseline}: {entry['ratio']:.2f}x")
         summary[config] = entry
     if args.json:
         print(json.dumps({"rows": rows, "summary": summary}))

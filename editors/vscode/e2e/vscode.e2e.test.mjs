@@ -6,8 +6,9 @@
 // ghost text from the server; Tab puts it in the file; the accept command reached the
 // server (its infill/stats count it); a broken setting gives a message naming the fix
 // while the editor stays usable; after a rename of one use of a name, the server's
-// next-edit suggestion is drawn, Tab jumps to it and Tab applies it. It does not judge
-// the completion's quality.
+// next-edit suggestion is drawn, Tab jumps to it and Tab applies it; with infill.remote.url
+// the ghost text comes from a running `infill serve` over HTTP. It does not judge the
+// completion's quality.
 
 import { spawn } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -180,6 +181,27 @@ async function waitForServerReady() {
   );
 }
 
+// Waits for infill's ghost text at the cursor; returns its locator and its text.
+async function waitForGhost() {
+  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
+  try {
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  } catch {
+    // VS Code asks again on an explicit trigger (Alt+\) if the first request was cancelled.
+    await page.keyboard.press('Alt+Backslash');
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  }
+  const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
+  return { ghost, ghostText };
+}
+
+/** Types the function header and Enter in the open editor; returns the ghost text that appears (as waitForGhost). */
+async function typeHeaderForGhostText() {
+  await page.keyboard.type(HEADER, { delay: 30 });
+  await page.keyboard.press('Enter');
+  return waitForGhost();
+}
+
 const infillStatus = () => page.locator('.statusbar-item').filter({ hasText: 'infill' }).first();
 
 before(async () => {
@@ -244,18 +266,7 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
 
   await openFile('main.py');
 
-  await page.keyboard.type(HEADER, { delay: 30 });
-  await page.keyboard.press('Enter');
-
-  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
-  try {
-    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-  } catch {
-    // VS Code asks again on an explicit trigger (Alt+\) if the first request was cancelled.
-    await page.keyboard.press('Alt+Backslash');
-    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-  }
-  const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
+  const { ghost, ghostText } = await typeHeaderForGhostText();
   assert.match(ghostText, /\S/, 'ghost text is not empty');
   await page.screenshot({ path: join(env.artifacts, 'ghost-text.png') });
 
@@ -279,6 +290,29 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
   await page.locator('.monaco-editor .view-lines').filter({ hasText: /"accepted":\s*1\b/ }).first().waitFor({ timeout: 20_000 });
 });
 
+test("VS Code's accept-next-word takes part of infill's ghost text", async () => {
+  // VS Code's inline-suggest widget has partial acceptance built in (Ctrl+Right:
+  // editor.action.inlineSuggest.acceptNextWord); it must work on infill's suggestions.
+  await openFile('main.py');
+  await page.keyboard.press('Control+End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('def mul(a, b):', { delay: 30 });
+  await page.keyboard.press('Enter');
+  const { ghostText } = await waitForGhost();
+  const before = await settledFileText((text) => text.includes('def mul(a, b):'));
+  await page.keyboard.press('Control+ArrowRight');
+  const after = await settledFileText((text) => text !== before);
+  await page.screenshot({ path: join(env.artifacts, 'accept-next-word.png') });
+  const added = after.slice(before.trimEnd().length).replace(/^\s+/, '');
+  assert.ok(added.trim().length > 0, `Ctrl+Right added part of the ghost text:\n--- before\n${before}\n--- after\n${after}`);
+  const firstWord = ghostText.trim().match(/^[^\w]*\w+|^\S+/)[0];
+  assert.ok(after.includes(firstWord), `the file has the ghost text's first word ("${firstWord}"):\n${after}`);
+  if (ghostText.trim().split(/\W+/).filter(Boolean).length > 1) {
+    assert.ok(!after.includes(ghostText.trim()), `only the next word was accepted, not all of "${ghostText.trim()}":\n${after}`);
+  }
+  await page.keyboard.press('Escape');
+});
+
 test('a wrong server path gives a message naming the fix, and the editor stays usable', async () => {
   writeSettings(userSettings({ 'infill.server.path': '/nonexistent/infill' }));
   assert.match(await errorToast('/nonexistent/infill'), /infill\.server\.path/);
@@ -294,13 +328,13 @@ test('a wrong server path gives a message naming the fix, and the editor stays u
   assert.ok(after.includes('still_typing = True'), `typing still reaches the file:\n${after}`);
 });
 
-test('infill missing from the interpreter: the message says to pip install it', async () => {
+test('infill missing from the interpreter: the message says to install it from the checkout', async () => {
   const broken = script('broken-infill', `echo "Traceback (most recent call last):" >&2
 echo "ModuleNotFoundError: No module named 'engine'" >&2
 exit 1`);
   writeSettings(userSettings({ 'infill.server.path': broken }));
   const text = await errorToast('could not import engine');
-  assert.match(text, /pip install infill/);
+  assert.match(text, /pip install -e \/path\/to\/infill/);
   await infillStatus().locator('.codicon-error').waitFor({ timeout: 10_000 });
 });
 
@@ -357,6 +391,62 @@ test('next edit from infill lsp: after renaming one use, Tab jumps to the next u
 
   // Feature detection: the real server's infill/nextEdit was used, never switched off.
   assert.doesNotMatch(readFileSync(findInfillLog(), 'utf8'), /next-edit suggestions are off/);
+});
+
+test('with infill.remote.url, ghost text comes from a running infill serve (token from a file)', async () => {
+  // A team server: `infill serve` on loopback with its own token; the extension's
+  // `infill lsp --remote` sends the completions there instead of loading a model.
+  const token = `e2e-remote-${Date.now()}`;
+  const tokenFile = join(root, 'remote-token');
+  writeFileSync(tokenFile, `${token}\n`);
+  const serve = spawn(env.infill, ['serve', '--port', '0', `--token=${token}`, ...(env.modelDir ? ['--model', env.modelDir] : [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const serveLog = [];
+  serve.stderr.on('data', (d) => serveLog.push(String(d)));
+  try {
+    const base = await new Promise((resolveBase, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`infill serve did not start:\n${out}${serveLog.join('')}`)), READY_TIMEOUT_MS);
+      serve.stdout.on('data', (d) => {
+        out += d;
+        const match = /api:\s+(http:\/\/\S+)\/v1/.exec(out);
+        if (match) {
+          clearTimeout(timer);
+          resolveBase(match[1]);
+        }
+      });
+      serve.once('exit', (code) => reject(new Error(`infill serve exited ${code}:\n${out}${serveLog.join('')}`)));
+    });
+    const served = async () => {
+      const health = await fetch(`${base}/health`, { headers: { Authorization: `Bearer ${token}` } });
+      return (await health.json()).counters.http_requests ?? 0;
+    };
+    const before = await served();
+    // infill.modelDir stays set: with a remote server it is simply not used.
+    writeSettings(userSettings({ 'infill.remote.url': base, 'infill.remote.tokenFile': tokenFile }));
+    await infillStatus().locator('.codicon-sparkle').waitFor({ state: 'detached', timeout: 30_000 }).catch(() => {});
+    await waitForServerReady();
+
+    writeFileSync(join(workspace, 'remote.py'), '# remote completions\n\n');
+    await page.keyboard.press('Escape');
+    await openFile('remote.py');
+    const { ghost } = await typeHeaderForGhostText();
+    await page.screenshot({ path: join(env.artifacts, 'remote-ghost-text.png') });
+    const remoteFile = join(workspace, 'remote.py');
+    const typed = await settledFileText((text) => text.includes(HEADER), 20_000, remoteFile);
+    await page.keyboard.press('Tab');
+    await ghost.waitFor({ state: 'hidden', timeout: 10_000 });
+    const accepted = await settledFileText((text) => text !== typed, 20_000, remoteFile);
+    assert.ok(accepted.replace(/\s/g, '').length > typed.replace(/\s/g, '').length, `Tab added the remote suggestion:\n${accepted}`);
+    assert.ok((await served()) > before, 'the completions were served by infill serve over HTTP');
+    const log = readFileSync(findInfillLog(), 'utf8');
+    assert.match(log, /--remote/, 'the extension started infill lsp --remote');
+    assert.doesNotMatch(log, new RegExp(token), 'the token never reaches the log');
+  } finally {
+    serve.kill('SIGTERM');
+    writeFileSync(join(env.artifacts, 'remote-serve.log'), serveLog.join(''));
+  }
 });
 
 test('"Open Live Playground" starts infill serve and opens its address in the browser', async () => {
