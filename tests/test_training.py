@@ -72,6 +72,9 @@ def test_few_steps_lower_the_loss_and_resume_continues(tmp_path):
     assert after < before - 0.5, (before, after)
     info = read_config(run / "model")["training"]
     assert info["steps"] == 60 and info["tokens_seen"] > 0
+    # --eval-every 1000 never fired: the run still ends its validation curve where it stopped
+    assert info["last_validation"]["step"] == 60
+    assert [json.loads(l)["validation"]["step"] for l in (run / "log.jsonl").read_text().splitlines() if "validation" in l] == [60]
     assert train.main(common + ["--max-steps", "70", "--time-budget", "600", "--resume"]) == 0
     assert read_config(run / "model")["training"]["steps"] == 70
     assert any("step" in json.loads(l) for l in (run / "log.jsonl").read_text().splitlines())

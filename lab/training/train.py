@@ -266,6 +266,13 @@ def main(argv: list[str]) -> int:
         print(f"train: checkpoint at step {step} -> {ckpt_path} and {run / 'model'}{' (final)' if final else ''}", flush=True)
         return True
 
+    def validate() -> None:
+        v = evaluate(model, val, device, autocast)
+        history["last_validation"] = {"step": step, "tokens": tokens, "elapsed": round(clock.elapsed()), **{k: round(x, 4) for k, x in v.items()}}
+        log.write(json.dumps({"validation": history["last_validation"]}) + "\n")
+        log.flush()
+        print(f"validation step {step}: masked ce {v['masked_ce']:.3f} acc {v['masked_acc']:.3f} | ar {v['ar_loss']:.3f}", flush=True)
+
     clock = RunClock(args.clock, before=elapsed_before, threads=torch.get_num_threads())
     last_ckpt = time.time()
     window_tokens, window_start = 0, time.time()
@@ -296,14 +303,12 @@ def main(argv: list[str]) -> int:
             log.flush()
             print(f"step {step:6d} | loss {float(loss.detach()):.3f} | masked ce {stats['masked_ce']:.3f} acc {stats['masked_acc']:.2f} | ar {stats['ar_loss']:.3f} | lr {lr:.2e} | {rate:,.0f} tok/s | {tokens / 1e6:.1f}M tok | {progress * 100:.1f}% | ~{remaining / 60:.0f} min left", flush=True)
         if step % args.eval_every == 0:
-            v = evaluate(model, val, device, autocast)
-            history["last_validation"] = {"step": step, "tokens": tokens, "elapsed": round(clock.elapsed()), **{k: round(x, 4) for k, x in v.items()}}
-            log.write(json.dumps({"validation": history["last_validation"]}) + "\n")
-            log.flush()
-            print(f"validation step {step}: masked ce {v['masked_ce']:.3f} acc {v['masked_acc']:.3f} | ar {v['ar_loss']:.3f}", flush=True)
+            validate()
         if time.time() - last_ckpt > args.checkpoint_minutes * 60:
             checkpoint()
             last_ckpt = time.time()
+    if (history.get("last_validation") or {}).get("step") != step:
+        validate()  # a run that ends (or is stopped) between evaluations still ends its curve where it stopped
     return 0 if checkpoint(final=True) else 1
 
 
