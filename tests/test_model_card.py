@@ -69,3 +69,19 @@ def test_card_lists_the_corpus_per_language_and_source_from_its_summary(tmp_path
     assert "| go | 40 | 1 | 1.0 | 1.40 | 30.0% |" in card
     assert "| deb:golang-x-dev=1.0-1 | go | 40 | 1 | 1.00 | 3 |" in card
     assert "7 files dropped" in card and "python 67%, go 33%" in card and "the corpus is 3 MB" in card
+
+
+def test_curves_section_reports_each_run_and_the_leader(tmp_path):
+    import json
+
+    from lab.training.model_card import curves_section
+
+    assert curves_section(tmp_path / "missing.json") == []
+    summary = {"common_hours": 0.5, "runs": [
+        {"shape": "d256 x 6 layers", "parameters": 6.8e6, "tokens_at_end": 9e6, "masked_ce_at_common": 3.6, "ar_ce_at_common": 4.1, "masked_ce_slope_per_hour": -0.5},
+        {"shape": "d512 x 8 layers", "parameters": 29.3e6, "tokens_at_end": 3e6, "masked_ce_at_common": 4.2, "ar_ce_at_common": 5.1, "masked_ce_slope_per_hour": -0.2}]}
+    (tmp_path / "c.json").write_text(json.dumps(summary))
+    text = "\n".join(curves_section(tmp_path / "c.json"))
+    assert "| d256 x 6 layers | 6.8M | 9.0M | 3.600 | 4.100 | -0.500/h |" in text
+    assert "| d512 x 8 layers | 29.3M | 3.0M | 4.200 | 5.100 | -0.200/h |" in text
+    assert "(d256 x 6 layers leads" in text and "learning_curves.png" in text

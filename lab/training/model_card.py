@@ -92,6 +92,31 @@ def _averaging_lines(training: dict) -> list[str]:
     return [f"- Weights: the mean of the last {len(steps)} checkpoints (steps {', '.join(f'{s:,}' for s in steps)}), kept because it scored better on {scores.get('batches', '?')} validation batches: masked CE {avg['masked_ce']:.3f} vs {last.get('masked_ce', float('nan')):.3f} for the last checkpoint alone (`python -m lab.training.average`)."]
 
 
+LEARNING_CURVES = Path(__file__).resolve().parents[2] / "docs" / "measurements" / "learning_curves.json"
+
+
+def curves_section(summary_path: Path = LEARNING_CURVES) -> list[str]:
+    """The size-and-shape section: the learning curves of `python -m lab.training.curves`
+    (plot in docs/img, figures in docs/measurements), or nothing when they were not run."""
+    if not summary_path.exists():
+        return []
+    summary = json.loads(summary_path.read_text())
+    lines = ["## Size and shape: learning curves", "",
+             f"Three shapes trained from scratch with the same code and data (batch 16, head width 128, peak LR 1.5e-3 / 1.2e-3 / 1e-3 from small to large, the cosine set for a 6-hour budget, so the curves are taken near the peak LR) for the same compute each "
+             f"({summary['common_hours']:.2f} h of CPU time on one core; `python -m lab.training.curves`):", "",
+             "![validation loss against training hours, three model sizes](../../docs/img/learning_curves.png)", "",
+             "| shape | parameters | tokens in that time | masked CE | next-token CE | masked CE slope (last third) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in summary["runs"]:
+        lines.append(f"| {r['shape']} | {r['parameters'] / 1e6:.1f}M | {r['tokens_at_end'] / 1e6:.1f}M | {r['masked_ce_at_common']:.3f} | "
+                     f"{r['ar_ce_at_common']:.3f} | {r['masked_ce_slope_per_hour']:+.3f}/h |")
+    best = min(summary["runs"], key=lambda r: r["masked_ce_at_common"])
+    lines += ["", f"Per CPU-hour the smallest model learns most at this budget ({best['shape']} leads on both losses); the larger "
+              "ones see 2-3x fewer tokens in the same time and would need several times the compute before their capacity "
+              "pays off. The shipped shape stays at the small one until far more compute (a GPU session) is spent.", ""]
+    return lines
+
+
 def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, bench_report: dict | None) -> str:
     config = read_config(model_dir)
     training = config.get("training", {})
@@ -138,7 +163,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
     shown = curve if len(curve) <= 25 else curve[:: max(1, len(curve) // 20)] + [curve[-1]]
     for p in shown:
         out.append(f"| {p['step']} | {p['tokens'] / 1e6:.1f}M | {p['masked_ce']:.3f} | {p['masked_acc']:.3f} | {p['ar_loss']:.3f} |")
-    out += ["", "## Evaluation", ""]
+    out += ["", *curves_section(), "## Evaluation", ""]
     if eval_report:
         he = eval_report.get("humaneval_single_line", {})
         if he:
