@@ -255,3 +255,24 @@ def test_learning_curves_drop_what_a_resumed_run_superseded(tmp_path):
     assert curves.main([str(a), str(b), "--out", str(out), "--json", str(tmp_path / "c.json")]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and json.loads((tmp_path / "c.json").read_text())["runs"][0]["run"] == "a"
     assert curves.main([str(write_run("c", [(900, 5.0)])), "--out", str(out)]) == 2  # one point is no curve
+
+
+def test_init_from_counts_its_own_steps_and_resumes_without_resetting(tmp_path):
+    """--init-from carries the source model's steps and tokens on, but --max-steps and the
+    schedule count the new run's steps; a resume (with the same arguments) keeps its place."""
+    corpus = _corpus(tmp_path)
+    tok_path = tmp_path / "tokenizer.json"
+    train_tokenizer((json.loads(l)["text"] for l in (corpus / "train.jsonl").read_text().splitlines()), 400).save(str(tok_path))
+    small = ["--corpus", str(corpus), "--tokenizer", str(tok_path), "--d-model", "32", "--layers", "1", "--heads", "2", "--batch-size", "4",
+             "--prefix-tokens", "32", "--suffix-tokens", "16", "--eval-every", "1000", "--log-every", "5", "--threads", "1", "--time-budget", "600"]
+    assert train.main(["--run", str(tmp_path / "a")] + small + ["--max-steps", "20"]) == 0
+    source = read_config(tmp_path / "a" / "model")["training"]
+    assert source["steps"] == 20
+    b = ["--run", str(tmp_path / "b"), "--init-from", str(tmp_path / "a" / "model")] + small
+    assert train.main(b + ["--max-steps", "10"]) == 0  # 10 steps of its own, not 0 (20 >= 10)
+    info = read_config(tmp_path / "b" / "model")["training"]
+    assert info["steps"] == 30 and info["tokens_seen"] > source["tokens_seen"]
+    assert info["train_seconds"] >= source["train_seconds"]
+    assert train.main(b + ["--max-steps", "15", "--resume"]) == 0
+    info = read_config(tmp_path / "b" / "model")["training"]
+    assert info["steps"] == 35 and info["train_seconds"] >= source["train_seconds"]

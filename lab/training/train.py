@@ -216,8 +216,13 @@ def main(argv: list[str]) -> int:
     init_history = {}
     if args.init_from:
         init_history = read_config(args.init_from).get("training", {})
-        tokens = int(init_history.get("tokens_seen", 0))
-        step = int(init_history.get("steps", 0))
+        if state is None:  # a fresh start from another model's weights carries its counts on
+            tokens = int(init_history.get("tokens_seen", 0))
+            step = int(init_history.get("steps", 0))
+            history["first_step"] = step
+            history["init_train_seconds"] = float(init_history.get("train_seconds", 0))
+    # --max-steps and the schedule count this run's own steps, not those of the model it started from
+    first_step = int(history.get("first_step", 0))
     print(f"train: {model.num_parameters() / 1e6:.2f}M parameters, device {device}, threads {torch.get_num_threads()}", flush=True)
 
     train_docs = read_split(args.corpus, "train")
@@ -252,7 +257,7 @@ def main(argv: list[str]) -> int:
         training_info = {
             "steps": step,
             "tokens_seen": tokens,
-            "train_seconds": round(elapsed + float(init_history.get("train_seconds", 0)), 1),
+            "train_seconds": round(elapsed + float(history.get("init_train_seconds", 0)), 1),
             "device": str(device),
             "data": asdict(data_cfg) | {"edit_fraction": args.edit_fraction},
             "last_validation": history.get("last_validation"),
@@ -278,7 +283,7 @@ def main(argv: list[str]) -> int:
     window_tokens, window_start = 0, time.time()
     while not stop["now"]:
         elapsed = clock.elapsed()
-        progress = max(step / args.max_steps, elapsed / args.time_budget)
+        progress = max((step - first_step) / args.max_steps, elapsed / args.time_budget)
         if progress >= 1.0:
             break
         lr = lr_at(progress, args.lr, args.warmup)
