@@ -276,3 +276,23 @@ def test_init_from_counts_its_own_steps_and_resumes_without_resetting(tmp_path):
     assert train.main(b + ["--max-steps", "15", "--resume"]) == 0
     info = read_config(tmp_path / "b" / "model")["training"]
     assert info["steps"] == 35 and info["train_seconds"] >= source["train_seconds"]
+
+
+def test_compare_scores_models_on_one_validation_set(tmp_path):
+    """A trained model beats its untrained starting point on the same batches; the exit
+    status says whether the last model is better than the first."""
+    from lab.training import compare
+
+    corpus = _corpus(tmp_path)
+    tok_path = tmp_path / "tokenizer.json"
+    train_tokenizer((json.loads(l)["text"] for l in (corpus / "train.jsonl").read_text().splitlines()), 400).save(str(tok_path))
+    small = ["--corpus", str(corpus), "--tokenizer", str(tok_path), "--d-model", "32", "--layers", "1", "--heads", "2", "--batch-size", "8",
+             "--prefix-tokens", "64", "--suffix-tokens", "32", "--lr", "3e-3", "--eval-every", "1000", "--threads", "1", "--time-budget", "600"]
+    assert train.main(["--run", str(tmp_path / "short")] + small + ["--max-steps", "1"]) == 0
+    assert train.main(["--run", str(tmp_path / "long")] + small + ["--max-steps", "60"]) == 0
+    short, long = tmp_path / "short" / "model", tmp_path / "long" / "model"
+    rows = compare.score([short, long], corpus, n_batches=2)
+    assert rows[1]["masked_ce"] < rows[0]["masked_ce"] - 0.3
+    assert compare.main([str(short), str(long), "--corpus", str(corpus), "--batches", "2", "--json", str(tmp_path / "c.json")]) == 0
+    assert compare.main([str(long), str(short), "--corpus", str(corpus), "--batches", "2"]) == 1
+    assert json.loads((tmp_path / "c.json").read_text())[1]["steps"] == 60
