@@ -413,8 +413,15 @@ class Denoising:
     def advance(self, logits: torch.Tensor) -> DenoiseStep:
         """One pass, given the model's (N, V) logits for `canvas_ids()`: predict ->
         propose -> constrain -> commit -> edit -> grow. Returns the pass's step."""
+        masked_before = bool(self.canvas.masked_positions())
         changes, closed = denoise_pass(predict(logits, self), self)
         step = self.record(changes)
+        if not closed and masked_before and not changes:
+            # Nothing could be written: the next pass would read the same canvas and, at
+            # temperature 0, decide the same. Stop here rather than spin; the final
+            # check judges what was written.
+            self.stop = "stalled"
+            return step
         self.stop = "end_of_middle" if closed else grow(self)
         return step
 
@@ -458,11 +465,23 @@ def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) ->
         return proposals
     accepted, vetoed = _constrained(proposals, probs, run.canvas, run.constraint, run.prefix, run.suffix)
     run.vetoed += vetoed
+    accepted = committable(accepted, run.canvas)  # an end alone behind a vetoed position is no progress
     if accepted:
         return accepted
     rescued, vetoed = _rescue(probs, run.canvas, run.constraint, run.prefix, run.suffix)
     run.vetoed += vetoed
-    return [rescued] if rescued is not None else proposals[:1]
+    if rescued is not None:
+        return [rescued]
+    alone = next((p for p in proposals if committable([p], run.canvas)), None)  # the first that can be written alone
+    return [alone] if alone is not None else []
+
+
+def committable(proposals: list[Proposal], canvas: CanvasState) -> list[Proposal]:
+    """The proposals `commit` would write: an end-of-middle only where no position before
+    it stays masked after this pass's text proposals are written."""
+    eom, mask = canvas.tok.eom_id, canvas.tok.mask_id
+    filled = {p.position for p in proposals if p.token != eom}
+    return [p for p in proposals if p.token != eom or all(i in filled for i, t in enumerate(canvas.ids[: p.position]) if t == mask)]
 
 
 def commit(canvas: CanvasState, proposals: list[Proposal]) -> list[CanvasChange]:

@@ -132,7 +132,7 @@ class InfillResult:
     tokens: int  # tokens in the middle
     forwards: int  # model forward passes spent (canvas passes; the context pass counts as one)
     ms: float  # wall time in milliseconds, model loading excluded
-    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty"
+    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing) | "rejected"
     edits: int = 0  # token-to-token rewrites applied
     vetoed: int = 0  # commits refused by the syntax constraint
     cached_context_tokens: int = 0  # context tokens whose keys/values came from the cache

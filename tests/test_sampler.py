@@ -367,3 +367,29 @@ def test_a_second_candidate_numbers_its_passes_on(tiny_engine, monkeypatch):
     numbers = [s.step for s in steps[:-1]]
     assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 2
     assert steps[-1].step == numbers[-1]
+
+
+def test_a_pass_that_can_write_nothing_ends_the_run(tok):
+    """Seen on the dev set (an empty suffix after a docstring): the text at the first
+    masked position was vetoed with all its fallbacks and the only proposal left was a
+    sure end behind it, which `commit` rightly drops. The run used to spin forever on
+    the same canvas; now the end does not count as progress, and a pass that can write
+    nothing stops the run."""
+    from engine.sampler import CanvasState, Proposal, committable
+
+    canvas = CanvasState(4, tok)
+    canvas.commit(0, 20)
+    end = Proposal(2, tok.eom_id, 0.99)
+    assert committable([end], canvas) == []  # position 1 stays masked
+    assert committable([end, Proposal(1, 21, 0.6)], canvas) == [end, Proposal(1, 21, 0.6)]
+
+    model = ScriptedModel(tok, [20, 21], confidence=[0.99, 0.6, 0.99])
+    only_20 = _TextConstraint(tok, bad={tok.piece(t) for t in range(tok.vocab_size)} - {tok.piece(20), tok.piece(tok.eom_id)})
+    for settings in (SamplerSettings(max_tokens=8, contiguous=True, confidence_threshold=0.5), SamplerSettings(max_tokens=8, confidence_threshold=0.5)):
+        steps = []
+        for step in denoise(model, tok, None, settings, constraint=only_20):
+            steps.append(step)
+            assert len(steps) < 50, "the sampler stopped making progress"
+        result = steps[-1].result
+        # as when every proposal is refused: the first that can be written stands, the final check judges
+        assert result.middle == tok.decode([20, 21]) and result.forwards < 10
