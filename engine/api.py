@@ -19,7 +19,7 @@ import torch
 
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
 from engine.sampler import denoise, run_to_end
-from engine.tokenizer import Tokenizer
+from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
@@ -164,6 +164,7 @@ class Engine:
         per pass, stopping at the first complete, valid middle; if that is refused too
         the result is an empty middle."""
         self._check(prefix, suffix)
+        prefix, suffix = replace_lone_surrogates(prefix), replace_lone_surrogates(suffix)
         cfg = self.settings.replace(**settings)
         if cfg.max_tokens < 0 or cfg.block_size < 1 or not (0.0 <= cfg.confidence_threshold <= 1.0):
             raise InfillError("max_tokens must be >= 0, block_size >= 1 and confidence_threshold in [0, 1]")

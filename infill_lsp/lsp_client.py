@@ -44,6 +44,8 @@ class LspClient:
         self.notifications: list[tuple[float, dict]] = []
         self.server_requests: list[dict] = []
         self.reply_ids: set = set()  # ids of every response seen (also to raw-sent requests)
+        self.replies: list[dict] = []  # every response, in arrival order
+        self.batch_answers: list[list] = []  # answers that came as a JSON array
         self._arrived = threading.Condition()
         self.responders: dict[str, Callable[[Any], Any]] = {
             "workspace/configuration": lambda params: [self.configuration for _ in params.get("items", [])],
@@ -149,7 +151,12 @@ class LspClient:
             if length is None:
                 continue
             message = json.loads(stream.read(length))
-            self._dispatch(message)
+            if isinstance(message, list):  # the answer to a batch
+                self.batch_answers.append(message)
+                for item in message:
+                    self._dispatch(item)
+            else:
+                self._dispatch(message)
 
     def _dispatch(self, message: dict) -> None:
         if "method" in message and "id" in message:  # a request from the server
@@ -164,6 +171,7 @@ class LspClient:
             return
         with self._lock:
             self.reply_ids.add(message.get("id"))
+            self.replies.append(message)
             future = self._pending.pop(message.get("id"), None)
         if future is None:
             return

@@ -27,6 +27,7 @@ from .edit_history import EditHistory
 from .engine_host import EngineHost, EngineUnavailable
 from .protocol import InfillProtocol
 from .stats import Stats
+from .transport import serve_stdio, serve_tcp
 
 __version__ = "0.1.0"
 log = logging.getLogger("infill_lsp")
@@ -69,10 +70,19 @@ class InfillServer(LanguageServer):
             language_for=language_for_lsp_id,
         )
         self._last_popup = 0.0
+        self._reported_problems: set[str] = set()  # settings problems already told, each once
         self.load_started = False  # set once the client said 'initialized'
+        self.protocol.on_client_mistake = self._log_client_mistake
         from . import handlers
 
         handlers.register_all(self)
+
+    # -- transports: our read loop (infill_lsp/transport.py) instead of pygls' ---------------
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> int:  # type: ignore[override]
+        return serve_stdio(self, stdin, stdout)
+
+    def start_tcp(self, host: str, port: int) -> int:  # type: ignore[override]
+        return serve_tcp(self, host, port)
 
     # -- messages to the user -----------------------------------------------------------
     def tell_log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
@@ -83,6 +93,10 @@ class InfillServer(LanguageServer):
         """A popup for things the user must act on (bad model dir, bad settings)."""
         self.tell_log(message, kind)
         self.window_show_message(types.ShowMessageParams(type=kind, message=f"infill: {message}"))
+
+    def _log_client_mistake(self, line: str) -> None:
+        # The client's log (an output channel), never a popup: the user cannot act on it.
+        self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"infill: client error: {line}"))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Protocol-level trouble (a malformed message, a failing notification handler) goes
@@ -108,10 +122,26 @@ class InfillServer(LanguageServer):
         model_changed = settings.model_dir != self.settings.model_dir
         self.settings = settings
         self.sampler_overrides = overrides
-        for problem in problems:
-            self.tell_user(f"setting ignored ({origin}): {problem}", types.MessageType.Warning)
+        # Values under keys the user wrote are the user's to fix (a popup, once); a settings
+        # payload that is not even an object is the client's doing (a log line, once).
+        self._report_setting_problems(problems, origin, user_values=raw is None or isinstance(raw, Mapping))
         if model_changed and self.load_started:
             asyncio.ensure_future(self.load_model())
+
+    def _report_setting_problems(self, problems: list[str], origin: str, user_values: bool) -> None:
+        """Each rejected setting once per session (clients resend their whole settings on
+        every change): a popup when it is a value the user set, else a log line."""
+        for problem in problems:
+            if problem in self._reported_problems:
+                continue
+            if len(self._reported_problems) >= 1000:  # a client inventing new bad values forever
+                self._reported_problems.clear()
+            self._reported_problems.add(problem)
+            message = f"setting ignored ({origin}): {problem}"
+            if user_values:
+                self.tell_user(message, types.MessageType.Warning)
+            else:
+                self.tell_log(message, types.MessageType.Warning)
 
     async def load_model(self) -> None:
         """Load the model in the background, reporting through $/progress when the client
@@ -199,12 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.tcp:
             print(f"infill lsp: listening on {args.host}:{args.port}", file=sys.stderr, flush=True)
-            server.start_tcp(args.host, args.port)
-        else:
-            server.start_io()
+            return server.start_tcp(args.host, args.port)
+        return server.start_io()
     finally:
         server.engine.close()
-    return 0
 
 
 if __name__ == "__main__":

@@ -70,8 +70,9 @@ class TextDocument:
 
     uri: str
     language_id: str
-    version: int
+    version: int  # the client's number for this text (LSP says it grows; not trusted to)
     text: str
+    revision: int = 0  # ours: grows by one with every change, whatever version says
     _line_starts: list[int] | None = field(default=None, repr=False)
 
     # -- line index -------------------------------------------------------------------
@@ -133,3 +134,4 @@ class TextDocument:
         else:
             self.text = change.text
         self._line_starts = None
+        self.revision += 1

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import accept, completion, configuration, documents, inline_completion, lifecycle, next_edit, stats
+from . import accept, completion, configuration, document_state, documents, inline_completion, lifecycle, next_edit, stats
 
 if TYPE_CHECKING:
     from ..server import InfillServer
 
-FEATURES = (lifecycle, documents, configuration, inline_completion, completion, accept, next_edit, stats)
+FEATURES = (lifecycle, documents, configuration, inline_completion, completion, accept, next_edit, stats, document_state)
 
 
 def register_all(server: "InfillServer") -> None:
