@@ -106,6 +106,9 @@ class CompletionService:
 
         ticket = self._supersede_older(uri)
         try:
+            if not prefix.strip() and not suffix.strip():  # nothing to complete around (an empty file)
+                self._stats.answered((time.perf_counter() - started) * 1000, shown=False)
+                return None
             hit = self._cache.lookup(uri, prefix, suffix)
             if hit is not None:
                 rest, entry = hit

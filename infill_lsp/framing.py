@@ -164,6 +164,17 @@ class FrameDecoder:
         self._scanned = window
         if len(self._buffer) < length:
             return False
+        # A header may also straddle the body's end ("...Conte" + "nt-Length: 52"): no
+        # valid JSON ends with a prefix of "content-length:", so look past the end first.
+        straddle = _straddling_header(self._buffer, length)
+        if straddle == _WAIT:
+            return False
+        if straddle is not None:
+            self._body_length = None
+            self.skipped_bytes += straddle
+            del self._buffer[:straddle]
+            events.append(FramingError(f"a new header began {straddle} bytes into a body of Content-Length {length}"))
+            return True
         events.append(Frame(bytes(self._buffer[:length])))
         del self._buffer[:length]
         self._body_length = None
@@ -197,3 +208,20 @@ def _show(raw: bytes, limit: int = 40) -> str:
     """A short printable rendering of client bytes for an error message."""
     text = raw[:limit].decode("utf-8", "backslashreplace")
     return repr(text + ("…" if len(raw) > limit else ""))
+
+
+_HEADER_NAME = b"content-length:"
+_WAIT = -1
+
+
+def _straddling_header(buffer: bytearray, length: int) -> int | None:
+    """Where a Content-Length line that starts inside the body's last bytes begins; None
+    when there is none, _WAIT when more input is needed to tell."""
+    for k in range(min(len(_HEADER_NAME) - 1, length), 0, -1):
+        start = length - k
+        if bytes(buffer[start:length]).lower() != _HEADER_NAME[:k]:
+            continue
+        if _RESYNC.match(buffer, start):
+            return start
+        return _WAIT if len(buffer) - start < 40 else None
+    return None

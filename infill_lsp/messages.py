@@ -6,7 +6,8 @@ JSON-RPC 2.0 (https://www.jsonrpc.org/specification) and LSP 3.17 say:
 * a body that is not JSON: Parse error (-32700), id null;
 * JSON that is not a valid message (not an object, `jsonrpc` not "2.0", a method that is
   not a string, an id that is neither a string nor an integer): Invalid Request
-  (-32600), with the request's id when it has a usable one, else null;
+  (-32600), with the request's id when it has a usable one, else null (as the spec's
+  own example answers `{"jsonrpc": "2.0", "method": 1}`, which has no id at all);
 * a batch (an array): LSP does not use batches, so each element that is a request gets
   an Invalid Request answer with its id, together in one array, as JSON-RPC answers a
   batch; an empty batch is one Invalid Request;
@@ -77,25 +78,23 @@ def check_envelope(data: Any) -> Refusal | None:
     answer_id = message_id if usable_id(message_id) else None
     is_request = has_id and "method" in data
     if data.get("jsonrpc") != "2.0":
-        return Refusal(INVALID_REQUEST, f'"jsonrpc" must be "2.0", got {_short(data.get("jsonrpc"))}', answer_id,
-                       answer=has_id)
+        return Refusal(INVALID_REQUEST, f'"jsonrpc" must be "2.0", got {_short(data.get("jsonrpc"))}', answer_id, True)
     if has_id and message_id is not None and answer_id is None:
         return Refusal(INVALID_REQUEST, f'"id" must be a string or an integer, got {_kind(message_id)}', None, True)
     if "method" in data:
         if not isinstance(data["method"], str):
-            return Refusal(INVALID_REQUEST, f'"method" must be a string, got {_kind(data["method"])}', answer_id,
-                           answer=has_id)
+            return Refusal(INVALID_REQUEST, f'"method" must be a string, got {_kind(data["method"])}', answer_id, True)
         if is_request and message_id is None:
             return Refusal(INVALID_REQUEST, 'a request\'s "id" must not be null', None, True)
         params = data.get("params")
         if params is not None and not isinstance(params, (dict, list)):
             return Refusal(INVALID_REQUEST, f'"params" must be an object or an array, got {_kind(params)}',
-                           answer_id, answer=is_request)
+                           answer_id, True)
         return None
     if has_id and ("result" in data or "error" in data):
         return None  # a response to one of our requests
     return Refusal(INVALID_REQUEST, 'a message needs a "method" (request, notification) or a "result"/"error" '
-                   "(response)", answer_id, answer=has_id)
+                   "(response)", answer_id, True)
 
 
 def refuse_batch(items: list[Any]) -> tuple[list[dict[str, Any]], str]:

@@ -131,6 +131,8 @@ class InfillProtocol(LanguageServerProtocol):
                 response_type = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
                 return self._converter.structure(data, response_type)
             fallback = JsonRPCRequestMessage if "id" in data else JsonRPCNotification
+            if "params" not in data:  # JSON-RPC lets a request omit params; pygls' fallback types need the key
+                data = {**data, "params": None}
             return self._converter.structure(data, self.get_message_type(data["method"]) or fallback)
         except Exception as error:
             method = data.get("method")

@@ -186,6 +186,9 @@ class InfillServer(LanguageServer):
         except asyncio.CancelledError:
             raise
         except Exception as error:  # an engine bug must not take the server down
+            if type(error).__name__ == "InfillError":  # the engine refused this input, in one line
+                self.tell_log(f"no completion: {error}", types.MessageType.Info)
+                return None
             log.exception("completion failed")
             self.stats.count("errors")
             self.tell_log(f"completion failed: {type(error).__name__}: {error}", types.MessageType.Error)

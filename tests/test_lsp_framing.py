@@ -45,6 +45,8 @@ CASES: dict[str, tuple[bytes, bool]] = {
     "header line over the cap": (b"X-Junk: " + b"a" * 20_000 + b"\r\n", False),
     "length larger than the body": (b"Content-Length: %d\r\n\r\n" % (len(BODY) + 50) + BODY, False),
     "header without Content-Length": (b"Content-Type: application/json\r\n\r\n" + BODY, False),
+    # The lie ends inside the next message's header: "...Conte" + "nt-Length: 52".
+    "length ending inside the next header": (b"Content-Length: %d\r\n\r\n" % (len(BODY) + 8) + BODY + b"junk", False),
 }
 
 
