@@ -18,6 +18,7 @@ from typing import Any, Optional
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from .. import redaction
 from . import pages
 from .connection import LiveConnection
 from .limits import Limits
@@ -59,7 +60,11 @@ class LiveServer:
     # -- the Hub a connection sees ---------------------------------------------------------
 
     def token_ok(self, token: Optional[str]) -> bool:
-        return token is not None and hmac.compare_digest(token.encode(), self.token.encode())
+        # Constant time (hmac.compare_digest); surrogatepass: a JSON "\udc80" in a guess
+        # must be refused like any wrong token, not raise.
+        if not isinstance(token, str):
+            return False
+        return hmac.compare_digest(token.encode("utf-8", "surrogatepass"), self.token.encode("utf-8", "surrogatepass"))
 
     def reserve_session(self) -> bool:
         if self.sessions_open >= self.limits.max_sessions_total:
@@ -167,6 +172,8 @@ def main(argv: list[str]) -> int:
     if args.max_sessions < 1 or args.rate <= 0:
         print("infill serve: --max-sessions and --rate must be positive", file=sys.stderr)
         return 2
+    if args.token is not None:
+        redaction.protect(args.token)
     import engine
     try:
         eng = engine.load(model_dir=args.model)
@@ -177,8 +184,10 @@ def main(argv: list[str]) -> int:
                      message_burst=max(1, int(args.rate * 2)))
     config = LiveConfig(host=args.host, port=args.port, token=args.token,
                         allowed_origins=tuple(args.allow_origin), limits=limits)
+    server = LiveServer(eng, config, error_type=engine.InfillError)
+    redaction.protect(server.token)  # a generated one too: it is printed once, to stdout, never logged
     try:
-        return asyncio.run(_serve_until_signal(LiveServer(eng, config, error_type=engine.InfillError)))
+        return asyncio.run(_serve_until_signal(server))
     except KeyboardInterrupt:
         return 0
 
