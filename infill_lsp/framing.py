@@ -124,6 +124,10 @@ class FrameDecoder:
         if self._header_bytes > self.max_header_bytes:
             return self._refuse(events, f"a header block longer than {self.max_header_bytes} bytes", search_from=end + 1)
         name, value = match.group(1).lower(), match.group(2)
+        if name != b"content-length" and _RESYNC.search(self._buffer, 1, end + 1):
+            # Junk glued to a real header ("P" + "Content-Length: 376") reads as a header
+            # named "PContent-Length": start again at the real one inside it.
+            return self._refuse(events, f"not a message header: {_show(line)}", search_from=1)
         if name == b"content-length":
             if not value.isdigit() or len(value) > _MAX_LENGTH_DIGITS:
                 return self._refuse(events, f"Content-Length is not a byte count: {_show(value)}", search_from=end + 1)

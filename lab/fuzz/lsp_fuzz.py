@@ -30,6 +30,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -72,9 +74,13 @@ class Session:
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=self.stderr_file, env=env)
         self.settings = settings
-        self.seq = 0  # messages written so far
-        self.lock = threading.Lock()
-        self.write_lock = threading.Lock()
+        self.seq = 0  # messages handed to the writer so far
+        # One writer thread: the reader thread answers the server's own requests without
+        # ever blocking on a full pipe (the server blocks writing to us meanwhile, and a
+        # reader that waits for the writer would deadlock the two).
+        self.outbox: queue.Queue = queue.Queue()
+        self.writer = threading.Thread(target=self._write, daemon=True)
+        self.writer.start()
         self.arrived: deque = deque()  # (message, seq when it arrived)
         self.notifications: Counter = Counter()
         self.internal_logs: list[str] = []
@@ -84,11 +90,20 @@ class Session:
         self.reader.start()
 
     def write(self, data: bytes) -> None:
-        with self.write_lock:
-            assert self.process.stdin is not None
-            self.process.stdin.write(data)
-            self.process.stdin.flush()
-            self.seq += 1
+        while self.outbox.qsize() > 64 and self.process.poll() is None:  # keep pace with the server
+            time.sleep(0.001)
+        self.seq += 1
+        self.outbox.put(data)
+
+    def _write(self) -> None:
+        assert self.process.stdin is not None
+        while True:
+            data = self.outbox.get()
+            try:
+                self.process.stdin.write(data)
+                self.process.stdin.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                return
 
     def _read(self) -> None:
         stream = self.process.stdout
@@ -118,13 +133,7 @@ class Session:
             if method == "workspace/configuration":
                 result = [self.settings for _ in (message.get("params") or {}).get("items", [])]
             body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
-            with self.write_lock:
-                assert self.process.stdin is not None
-                try:
-                    self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-                    self.process.stdin.flush()
-                except (BrokenPipeError, ValueError):
-                    pass
+            self.outbox.put(b"Content-Length: %d\r\n\r\n" % len(body) + body)
             return
         if method is not None:
             self.notifications[method] += 1
@@ -209,12 +218,14 @@ class Checker:
         elif expect.check == "state":
             if result.get("sha256") != expect.digest or result.get("version") != expect.version:
                 self.bad("text_mismatches", f"{expect.uri} v{expect.version}: server v{result.get('version')} "
-                         f"length {result.get('length')}")
+                         f"length {result.get('length')}, request sent as message {owed.sent_at}")
         elif expect.check == "inline":
+            self.figures["suggestions"] += len(result.get("items", []))
             for item in result.get("items", []):
                 version = (item.get("command", {}).get("arguments") or [None, {}])[1].get("version")
                 self._positions(expect.uri, version, [item["range"]["start"], item["range"]["end"]], owed, seq_received)
         elif expect.check == "completion":
+            self.figures["suggestions"] += len(result.get("items", []))
             for item in result.get("items", []):
                 version = (item.get("data") or {}).get("version")
                 edit = item["textEdit"]
@@ -227,6 +238,7 @@ class Checker:
         elif expect.check == "next_edit":
             version = result.get("version")
             points = [p for e in result.get("edits", []) for p in (e["range"]["start"], e["range"]["end"])]
+            self.figures["next edits"] += len(result.get("edits", []))
             if points:
                 self._positions(expect.uri, version, points, owed, seq_received)
 
@@ -346,8 +358,19 @@ def run(messages: int, seed: int, model: Optional[str], workdir: Path, progress:
             crashed = session.process.poll() is not None
         drain()
         final_rss = session.rss_mb()
-        # The end of the session: shutdown, a request it refuses, exit.
+        server_counts: dict = {}
+        # The end of the session: the server's own counts, shutdown, a request it refuses, exit.
         if not crashed:
+            stats = traffic.request("infill/stats", None, "any")
+            send(stats)
+            deadline = time.monotonic() + 60
+            while not server_counts and time.monotonic() < deadline:
+                while session.arrived:
+                    message, seq = session.arrived.popleft()
+                    if message.get("id") == stats.expects[0].id:
+                        server_counts = (message.get("result") or {}).get("counts", {})
+                    checker.answer(message, seq)
+                time.sleep(0.01)
             shutdown = traffic.request("shutdown", None, "any")
             send(shutdown)
             late = traffic.request("infill/stats", None, "error", code=-32600)
@@ -391,8 +414,11 @@ def run(messages: int, seed: int, model: Optional[str], workdir: Path, progress:
         "text_mismatches": figures["text_mismatches"],
         "tracebacks": stderr.count("Traceback"),
         "positions_checked": figures["positions checked"],
+        "suggestions_checked": figures["suggestions"],
+        "next_edits_checked": figures["next edits"],
         "null_id_answers": {"expected": checker.null_answers_expected, "got": checker.null_answers},
         "popups": len(session.popups),
+        "server_counts": server_counts,
         "error_codes": {k.split()[1]: v for k, v in sorted(figures.items()) if k.startswith("error ")},
         "rss_mb": {"after_warmup": _round(warm), "final": _round(final_rss),
                    "max": _round(max((v for _, v in rss), default=None)),
@@ -435,6 +461,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--model", default=None, help="a model directory")
     parser.add_argument("--json", metavar="PATH", default=None, help="also write the figures here")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--server-log", metavar="PATH", default=None, help="keep the server's stderr here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="infill-fuzz-") as tmp:
         model = args.model
@@ -443,6 +470,8 @@ def main(argv: Optional[list[str]] = None) -> int:
 
             model = str(make_tiny_model_dir(Path(tmp) / "tiny"))
         figures = run(args.messages, args.seed, model, Path(tmp), progress=not args.quiet)
+        if args.server_log:
+            shutil.copy(Path(tmp) / "server.err", args.server_log)
     text = json.dumps(figures, indent=2, ensure_ascii=False)
     print(text)
     if args.json:
