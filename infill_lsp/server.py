@@ -71,6 +71,7 @@ class InfillServer(LanguageServer):
         )
         self._last_popup = 0.0
         self._reported_problems: set[str] = set()  # settings problems already told, each once
+        self._told_once: set[str] = set()  # "no model" lines already told since the last load
         self.load_started = False  # set once the client said 'initialized'
         self.protocol.on_client_mistake = self._log_client_mistake
         from . import handlers
@@ -88,6 +89,14 @@ class InfillServer(LanguageServer):
     def tell_log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         log.log(logging.WARNING if kind <= types.MessageType.Warning else logging.INFO, message)
         self.window_log_message(types.LogMessageParams(type=kind, message=f"infill: {message}"))
+
+    def tell_log_once(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        """`tell_log`, but each message only once until a model loads (a missing model
+        would otherwise be reported again on every keystroke)."""
+        if message in self._told_once:
+            return
+        self._told_once.add(message)
+        self.tell_log(message, kind)
 
     def tell_user(self, message: str, kind: types.MessageType = types.MessageType.Error) -> None:
         """A popup for things the user must act on (bad model dir, bad settings)."""
@@ -170,6 +179,7 @@ class InfillServer(LanguageServer):
             self.tell_user(outcome)
         else:
             outcome = f"model {name} ready in {time.perf_counter() - started:.1f} s"
+            self._told_once.clear()
             self.tell_log(outcome)
         if progress:
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=outcome))
@@ -182,7 +192,7 @@ class InfillServer(LanguageServer):
         except UnknownDocument as error:
             self.tell_log(str(error), types.MessageType.Warning)
         except EngineUnavailable as error:
-            self.tell_log(f"no completion: {error}", types.MessageType.Warning)
+            self.tell_log_once(f"no completion: {error}", types.MessageType.Warning)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # an engine bug must not take the server down

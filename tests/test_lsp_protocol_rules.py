@@ -261,3 +261,22 @@ def test_notification_handlers_leave_nothing_behind() -> None:
     in_flight, grown = asyncio.run(run())
     assert in_flight == 0
     assert grown < 50_000, f"{grown:,} bytes kept after 3,000 notifications"
+
+
+def test_a_missing_model_is_reported_once_and_every_request_still_answered(tmp_path: Path) -> None:
+    client = _start(tmp_path, tmp_path / "no-such-model")
+    try:
+        client.initialize({})
+        client.wait_for_notification(lambda m: m.get("method") == "window/showMessage", timeout=60)
+        client.open("file:///w/a.py", "def f(x):\n    return \n")
+        for _ in range(20):
+            answer = client.request("textDocument/inlineCompletion", {"textDocument": {"uri": "file:///w/a.py"},
+                                    "position": {"line": 1, "character": 11}, "context": {"triggerKind": 1}})
+            assert answer == {"items": []}
+        popups = [m["params"]["message"] for m in client.messages("window/showMessage")]
+        lines = [m["params"]["message"] for m in client.messages("window/logMessage") if "no completion" in m["params"]["message"]]
+        assert len(popups) == 1 and "no-such-model" in popups[0]
+        assert len(lines) == 1  # not one per keystroke
+    finally:
+        client.close()
+    _no_traceback(tmp_path)

@@ -120,7 +120,7 @@ def register(server: "InfillServer") -> None:
             ls.stats.count("next_edit_shown" if edits else "next_edit_empty")
             return {"edits": edits, "version": at_version, "ms": round((time.perf_counter() - started) * 1000, 1)}
         except EngineUnavailable as error:
-            ls.tell_log(f"no next edit: {error}", types.MessageType.Warning)
+            ls.tell_log_once(f"no next edit: {error}", types.MessageType.Warning)
             return _empty(version, "model unavailable")
         except asyncio.CancelledError:
             cancel.set()

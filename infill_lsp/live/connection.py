@@ -52,6 +52,7 @@ class LiveConnection:
 
     async def serve(self) -> None:
         sender = asyncio.create_task(self._send_loop())
+        keepalive = asyncio.create_task(self._keepalive())
         self.send({"type": "hello", "protocol": p.PROTOCOL_VERSION, "server": "infill-live",
                    "model": self.hub.model_name, "limits": self.limits.public()})
         try:
@@ -64,6 +65,7 @@ class LiveConnection:
         except ConnectionClosed:
             pass
         finally:
+            keepalive.cancel()
             self._teardown()
             if self.closing:
                 # Let the sender deliver the error frame and close with the documented code.
@@ -84,7 +86,7 @@ class LiveConnection:
             log.warning("closing a live connection that stopped reading: %s", exc)
             self.closing = True
             self._close_task = self.loop.create_task(
-                self.ws.close(p.CLOSE_TOO_SLOW, "client too slow: frame backlog overflowed"))
+                self._close_or_abort(p.CLOSE_TOO_SLOW, "client too slow: frame backlog overflowed"))
 
     def close_after_flush(self, code: int, reason: str) -> None:
         if self.closing:
@@ -98,9 +100,51 @@ class LiveConnection:
             while True:
                 frame = await self.outbox.get()
                 if frame["type"] == _CLOSE_MARK:
-                    await self.ws.close(frame["code"], frame["reason"])
+                    await self._close_or_abort(frame["code"], frame["reason"])
                     return
-                await self.ws.send(_dumps(frame))
+                try:
+                    # A client that reads nothing stalls this send for good (and websockets'
+                    # keepalive ping, which waits behind it): give up after a while.
+                    await asyncio.wait_for(self.ws.send(_dumps(frame)), self.limits.send_stall_seconds)
+                except asyncio.TimeoutError:
+                    log.warning("closing a live connection that stopped reading: a frame waited %g s to be sent",
+                                self.limits.send_stall_seconds)
+                    self.closing = True
+                    await self._close_or_abort(p.CLOSE_TOO_SLOW, "client too slow: nothing read for "
+                                               f"{self.limits.send_stall_seconds:g} s")
+                    return
+        except ConnectionClosed:
+            pass
+
+    async def _keepalive(self) -> None:
+        """Ping every `keepalive_seconds`; no pong within as long means the client stopped
+        reading (a pong is sent by a client's read loop): close with 4008. This replaces
+        websockets' own keepalive, which closes with 1011 and whose ping can wait forever
+        behind unread frames."""
+        interval = self.limits.keepalive_seconds
+        while not self.closing:
+            await asyncio.sleep(interval)
+            try:
+                pong = await asyncio.wait_for(self.ws.ping(), interval)
+                await asyncio.wait_for(pong, interval)
+            except asyncio.TimeoutError:
+                if self.closing:
+                    return
+                log.warning("closing a live connection that stopped reading: no answer to a ping for %g s", interval)
+                self.closing = True
+                self.outbox.drop_all()
+                await self._close_or_abort(p.CLOSE_TOO_SLOW, f"client too slow: no pong for {interval:g} s")
+                return
+            except ConnectionClosed:
+                return
+
+    async def _close_or_abort(self, code: int, reason: str) -> None:
+        """Close with `code`; the close frame waits behind unread data, so a client that
+        still reads nothing gets the TCP connection dropped instead (its memory freed)."""
+        try:
+            await asyncio.wait_for(self.ws.close(code, reason), self.limits.send_stall_seconds)
+        except asyncio.TimeoutError:
+            self.ws.transport.abort()
         except ConnectionClosed:
             pass
 

@@ -17,6 +17,8 @@ class Limits:
     message_burst: int = 80  # how many messages may arrive at once before the rate applies
     rate_strikes_before_close: int = 50  # refused messages in a row before closing with 4029
     max_backlog_frames: int = 512  # unsent non-coalescable frames before closing with 4008
+    send_stall_seconds: float = 15.0  # a frame that cannot be sent this long (nothing read): 4008, then drop
+    keepalive_seconds: float = 20.0  # ping period; no pong within as long: 4008 (the client stopped reading)
     max_request_tokens: int = 256  # cap on a request's max_tokens
     # The engine reads at most ~1k prefix tokens; handing it megabytes only costs tokenising.
     prefix_chars: int = 32_000

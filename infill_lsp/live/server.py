@@ -104,6 +104,7 @@ class LiveServer:
             process_request=self._process_request,
             max_size=self.limits.max_message_bytes,
             compression=None,  # loopback: deflate would only spend CPU the engine needs
+            ping_interval=None,  # LiveConnection pings itself and closes non-readers with 4008
         )
         self.origins = pages.OriginPolicy.build(self.config.host, self.port, self.config.allowed_origins)
         self.worker.start()

@@ -51,6 +51,7 @@ class Outgoing:
     kind: str
     expects: list[Expect] = field(default_factory=list)
     null_answers: int = 0  # answers with id null this message must produce
+    maybe_null_answers: int = 0  # ... and how many more it may produce (a lying length may or may not eat JSON)
     changed: list[str] = field(default_factory=list)  # uris whose reference text this message changed
     settle: bool = False  # wait for the answers before sending more (so the model gets to answer)
 
@@ -254,7 +255,7 @@ class Traffic:
         return self.notify("$/cancelRequest", {"id": target}, "cancel")
 
     def configuration(self) -> Outgoing:
-        choice = self.rng.randrange(5)
+        choice = self.rng.choice((0, 0, 0, 1, 1, 2, 2, 3, 3, 4))  # a model dir change (4) reloads: rarer
         if choice == 0:
             settings: Any = {"infill": {"debounceMs": self.rng.randint(0, 20), "maxTokens": self.rng.randint(1, 8)}}
         elif choice == 1:
@@ -264,7 +265,10 @@ class Traffic:
         elif choice == 3:
             settings = {"infill": self.rng.choice((42, "x", [1, 2]))}
         else:
-            settings = {"infill": {"modelDir": "/nonexistent/model", "constrained": self.rng.random() < 0.5}}
+            # A model directory that does not exist, then back to the default (null): the
+            # server must say so, keep answering, and load the default again.
+            model_dir = "/nonexistent/model" if self.rng.random() < 0.5 else None
+            settings = {"infill": {"modelDir": model_dir, "constrained": self.rng.random() < 0.5}}
         return self.notify("workspace/didChangeConfiguration", {"settings": settings}, "didChangeConfiguration")
 
     # -- the client's mistakes --------------------------------------------------------------------------
@@ -339,7 +343,10 @@ class Traffic:
         name = self.rng.choice(sorted(lenient) + sorted(lost))
         if name in lenient:
             return Outgoing(lenient[name], f"framing: {name}", [Expect(message_id, "any")])
-        return Outgoing(lost[name], f"framing: {name}")
+        # A length larger than the body: if no whole header follows within it (the next
+        # message is junk, or a header too long to fit), its bytes are a body that is not
+        # JSON, answered with a Parse error; else it is dropped when the header interrupts it.
+        return Outgoing(lost[name], f"framing: {name}", maybe_null_answers=int(name == "length larger than body"))
 
     def wrong_lifecycle(self) -> Outgoing:
         if self.rng.random() < 0.5:
