@@ -15,6 +15,24 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 
+def read_message(stream: Any) -> Any:
+    """The next message the server wrote to `stream` (a blocking binary reader), or None
+    at the end of its output. Headers other than Content-Length are skipped."""
+    while True:
+        length = None
+        while True:
+            line = stream.readline()
+            if not line:
+                return None
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode("ascii", "replace").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value.strip())
+        if length is not None:
+            return json.loads(stream.read(length))
+
+
 class LspResponseError(Exception):
     def __init__(self, error: dict) -> None:
         super().__init__(f"{error.get('code')}: {error.get('message')}")
@@ -137,20 +155,10 @@ class LspClient:
         stream = self.process.stdout
         assert stream is not None
         while True:
-            length = None
-            while True:
-                line = stream.readline()
-                if not line:
-                    self._fail_pending()
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                name, _, value = line.decode("ascii", "replace").partition(":")
-                if name.strip().lower() == "content-length":
-                    length = int(value.strip())
-            if length is None:
-                continue
-            message = json.loads(stream.read(length))
+            message = read_message(stream)
+            if message is None:
+                self._fail_pending()
+                return
             if isinstance(message, list):  # the answer to a batch
                 self.batch_answers.append(message)
                 for item in message:

@@ -42,6 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from infill_lsp.lsp_client import read_message
+
+from ..proc_stats import rss_mb
 from .reference import digest, lines_of, position_problem
 from .traffic import Expect, Outgoing, Traffic
 
@@ -108,20 +111,7 @@ class Session:
     def _read(self) -> None:
         stream = self.process.stdout
         assert stream is not None
-        while True:
-            length = None
-            while True:
-                line = stream.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                name, _, value = line.decode("ascii", "replace").partition(":")
-                if name.strip().lower() == "content-length":
-                    length = int(value.strip())
-            if length is None:
-                continue
-            message = json.loads(stream.read(length))
+        while (message := read_message(stream)) is not None:
             for item in message if isinstance(message, list) else [message]:
                 self._dispatch(item)
 
@@ -144,15 +134,6 @@ class Session:
                 self.popups.append(text)
             return
         self.arrived.append((message, self.seq))
-
-    def rss_mb(self) -> Optional[float]:
-        try:
-            for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            return None
-        return None
 
 
 class Checker:
@@ -344,7 +325,7 @@ def run(messages: int, seed: int, model: Optional[str], workdir: Path, progress:
                 drain()
                 checker.prune()
             if sent % 1000 == 0:
-                value = session.rss_mb()
+                value = rss_mb(session.process.pid)
                 if value is not None:
                     rss.append((sent, value))
                 if progress:
@@ -359,7 +340,7 @@ def run(messages: int, seed: int, model: Optional[str], workdir: Path, progress:
             time.sleep(0.05)
             crashed = session.process.poll() is not None
         drain()
-        final_rss = session.rss_mb()
+        final_rss = rss_mb(session.process.pid)
         server_counts: dict = {}
         # The end of the session: the server's own counts, shutdown, a request it refuses, exit.
         if not crashed:

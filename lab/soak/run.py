@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from .clients import (AsyncLspClient, Recorder, live_typist, lsp_typist, reconnector, slow_reader)
+from ..proc_stats import rss_mb
+from .clients import AsyncLspClient, Recorder, live_typist, lsp_typist, reconnector, slow_reader
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "soak-token-not-a-secret-0001"
@@ -47,16 +48,6 @@ def _cli_module() -> str:
 def _typing_files() -> list[Path]:
     candidates = sorted((REPO / "engine").glob("*.py")) + sorted((REPO / "infill_lsp").glob("*.py"))
     return [path for path in candidates if path.stat().st_size > 2000][:6]
-
-
-def rss_mb(pid: int) -> Optional[float]:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 def percentile(values: list[float], fraction: float) -> Optional[float]:
