@@ -5,41 +5,40 @@
     for step in eng.stream(prefix, suffix): ...
 
 Requests are serialized by a lock (one model, one forward at a time); the context cache
-of the previous request is kept so that a keystroke re-encodes only what changed.
+of the previous request is kept so that a keystroke re-encodes only what changed. Which
+text the model sees is decided here, from the model's trained window (engine/window.py):
+front ends pass the whole text around the cursor, and context from other files apart.
 """
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import torch
 
+import grammars
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
-from engine.sampler import denoise, run_to_end
+from engine.next_edit.suggest import NextEditResult, next_edit
+from engine.sampler import Denoising, run_to_end
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
+from engine.window import ContextWindow, context_window, prefix_tail
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
-CHARS_PER_TOKEN_BUDGET = 3.4  # measured on the corpus's validation split (chars per token)
-CUT_GRID = 256
-SMALL_MODEL_PARAMETERS = 50_000_000  # the prefix window's left edge moves in steps of this many chars (cache reuse)
+SMALL_MODEL_PARAMETERS = 50_000_000  # below this many parameters one torch thread is as fast as two
 
 
-def _constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
+def constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
+    """The syntax constraint of a language: None for no language or one without a
+    grammar. A failure to build one (a grammar bug, a broken grammar wheel) is raised,
+    not hidden: commits silently left unconstrained are how such bugs go unnoticed."""
     if not language:
         return None
-    try:
-        import grammars
-    except ImportError:  # grammars is part of the package; this guards partial installs
-        return None
-    try:
-        return grammars.constraint_for(language)
-    except Exception:
-        return None
+    return grammars.constraint_for(language)
 
 
 MAX_WORD_CUTS = 16  # mid-line cuts tried (longest first) when no whole-line form is accepted
@@ -91,26 +90,79 @@ def word_ends(line: str) -> list[int]:
     return ends
 
 
-def prefix_window(prefix: str, max_tokens: int) -> str:
-    """The tail of the prefix given to the model, cut at a line start.
+@dataclass(frozen=True)
+class _Request:
+    """What every candidate of one request shares."""
 
-    The cut moves in steps of CUT_GRID chars, so while the user types the window's left
-    edge stays put and the cached keys/values of the prefix stay valid."""
-    budget = int(max_tokens * CHARS_PER_TOKEN_BUDGET)
-    if len(prefix) <= budget:
-        return prefix
-    target = len(prefix) - budget
-    target = (target // CUT_GRID + 1) * CUT_GRID
-    line_start = prefix.find("\n", target)
-    return prefix[line_start + 1 :] if line_start != -1 else prefix[target:]
+    context: object  # the encoded context (the model's cache)
+    prefix: str  # the whole text before the cursor (the syntax check and the copy rule read it)
+    suffix: str
+    constraint: Optional[SyntaxConstraint]
+    cancel: Optional[threading.Event]
+    start: float  # perf_counter() at the request's start
+    copy_source: list[int]
 
 
-def suffix_window(suffix: str, max_tokens: int) -> str:
-    budget = int(max_tokens * CHARS_PER_TOKEN_BUDGET)
-    if len(suffix) <= budget:
-        return suffix
-    line_end = suffix.rfind("\n", 0, budget)
-    return suffix[: line_end + 1] if line_end > 0 else suffix[:budget]
+class InfillRun:
+    """One request's denoising inside the engine: its model candidates in turn, each a
+    sampler `Denoising`. It hands out one canvas at a time (`canvas_ids`) and takes the
+    model's logits for it (`advance`), so the forward pass stays with the caller:
+    Engine.stream drives one run; a batching worker can drive several with one forward.
+
+    Candidates: the request's settings, then a last resort written left to right that
+    ends at the first complete, valid middle the model proposes (often one identifier for
+    a condition): a short answer rather than none. A plain left-to-right candidate in
+    between was measured: it rescued 2 of 21 refused middles and cost 40% more time per
+    infill (docs/grammars.md). A middle the final check refuses (and every cut of it, see
+    accepted_cut) goes to the next candidate; after the last, the answer is empty."""
+
+    def __init__(self, engine: "Engine", request: _Request, cfg: SamplerSettings, forwards: int) -> None:
+        self.engine = engine
+        self.request = request
+        last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
+        self.schedule = [cfg] if request.constraint is None else [cfg, last_resort][: max(1, cfg.candidates)]
+        self.attempt = 0
+        self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
+        self.run = self._begin(forwards)
+
+    def _begin(self, forwards: int) -> Denoising:
+        request, settings = self.request, self.schedule[self.attempt]
+        self.attempt += 1
+        return Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards)
+
+    def canvas_ids(self) -> Optional[list[int]]:
+        """The canvas of the next forward pass, or None once the request is answered."""
+        while self.final is None:
+            ids = self.run.canvas_ids(self.request.cancel)
+            if ids is not None:
+                return ids
+            self._judge(self.run.finish())
+        return None
+
+    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+        """One pass of the current candidate, given the model's (N, V) logits."""
+        return self.run.advance(logits)
+
+    def _judge(self, final: DenoiseStep) -> None:
+        """A candidate ended: keep its (cut) middle, or start the next candidate, or answer
+        nothing ("rejected")."""
+        result, request = final.result, self.request
+        assert result is not None
+        result.candidates_tried = self.attempt
+        if result.stop_reason == "cancelled" or request.constraint is None:
+            self.final = final
+            return
+        accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
+        if accepted is None:
+            result.vetoed += 1
+            if self.attempt < len(self.schedule):
+                self.run = self._begin(result.forwards)
+                return
+            result.stop_reason = "rejected"
+        if (accepted or "") != result.middle:  # the final check cut or polished it: count what is returned
+            result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(accepted))) if accepted else 0
+        result.middle = accepted or ""
+        self.final = final
 
 
 class Engine:
@@ -136,15 +188,24 @@ class Engine:
         if "\x00" in prefix[-4096:] or "\x00" in suffix[:4096]:
             raise InfillError("input looks binary (NUL bytes near the cursor); refusing to complete it")
 
-    def _tokens(self, prefix: str, suffix: str, settings: SamplerSettings) -> tuple[list[int], list[int], str, str]:
+    def window(self, prefix: str, suffix: str, cross_file: str = "", settings: Optional[SamplerSettings] = None) -> ContextWindow:
+        """The text around the cursor the model sees (engine/window.py decides)."""
+        cfg = settings or self.settings
+        return context_window(prefix, suffix, prefix_tokens=cfg.context_tokens, suffix_tokens=cfg.suffix_tokens, cross_file=cross_file, cross_file_share=cfg.cross_file_share)
+
+    def context_ids(self, prefix: str, suffix: str, cross_file: str = "", settings: Optional[SamplerSettings] = None) -> tuple[list[int], list[int]]:
+        """(prefix ids, suffix ids) of the window, as the model reads them: BOS (when the
+        tokenizer has one), the cross-file context, then the tail of the prefix."""
+        cfg = settings or self.settings
         tok = self.tokenizer
-        p_text = prefix_window(prefix, settings.context_tokens)
-        s_text = suffix_window(suffix, settings.suffix_tokens)
-        prefix_ids = tok.encode(p_text)[-max(0, settings.context_tokens - 1) :] if settings.context_tokens > 1 else []
+        window = self.window(prefix, suffix, cross_file, cfg)
+        room = max(0, cfg.context_tokens - 1)
+        cross_ids = tok.encode(window.cross_file)[: int(room * cfg.cross_file_share)] if window.cross_file else []
+        keep = room - len(cross_ids)
+        prefix_ids = cross_ids + (tok.encode(window.prefix)[-keep:] if keep > 0 else [])
         if tok.bos_id is not None:
             prefix_ids = [tok.bos_id] + prefix_ids
-        suffix_ids = tok.encode(s_text)[: settings.suffix_tokens]
-        return prefix_ids, suffix_ids, p_text, s_text
+        return prefix_ids, tok.encode(window.suffix)[: cfg.suffix_tokens]
 
     def _copy_source(self, prefix: str, prefix_ids: list[int], settings: SamplerSettings) -> list[int]:
         """The tokens the copy rule looks in: a longer stretch of the prefix than the
@@ -154,71 +215,50 @@ class Engine:
             return []
         if settings.copy_context_tokens <= settings.context_tokens:
             return prefix_ids
-        return self.tokenizer.encode(prefix_window(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
+        return self.tokenizer.encode(prefix_tail(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
 
-    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> Iterator[DenoiseStep]:
+    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", **settings: Any) -> Iterator[DenoiseStep]:
         """Yield every denoising step; the last one carries the InfillResult.
 
-        Candidates: if the syntax constraint's final check refuses a middle (and every cut
-        of it, see accepted_cut), the canvas is denoised again left to right, one token
-        per pass, stopping at the first complete, valid middle; if that is refused too
-        the result is an empty middle."""
+        `prefix` and `suffix` may be the whole text around the cursor and `cross_file`
+        context from other files (comment lines): the engine cuts the window (`window`).
+        Settings are SamplerSettings knobs, validated by its schema (SettingsError).
+        With a syntax constraint, a middle the final check refuses is written again by
+        the next model candidate (InfillRun)."""
         self._check(prefix, suffix)
         prefix, suffix = replace_lone_surrogates(prefix), replace_lone_surrogates(suffix)
+        cross_file = replace_lone_surrogates(cross_file)
         cfg = self.settings.replace(**settings)
-        if cfg.max_tokens < 0 or cfg.block_size < 1 or not (0.0 <= cfg.confidence_threshold <= 1.0):
-            raise InfillError("max_tokens must be >= 0, block_size >= 1 and confidence_threshold in [0, 1]")
-        constraint = _constraint_for(language) if cfg.constrained else None
+        constraint = constraint_for(language) if cfg.constrained else None
         with self._lock:
             start = time.perf_counter()
-            prefix_ids, suffix_ids, _, _ = self._tokens(prefix, suffix, cfg)
-            copy_source = self._copy_source(prefix, prefix_ids, cfg)
+            prefix_ids, suffix_ids = self.context_ids(prefix, suffix, cross_file, cfg)
             context, reused = self._encode(prefix_ids, suffix_ids)
-            forwards = 1 if reused < len(prefix_ids) + len(suffix_ids) else 0
-            # Model candidates: the request's settings, then a last resort written left to
-            # right that ends at the first complete, valid middle the model proposes (often
-            # one identifier for a condition): a short answer rather than none. A plain
-            # left-to-right candidate in between was measured: it rescued 2 of 21 refused
-            # middles and cost 40% more time per infill (docs/grammars.md).
-            schedule = [cfg] if constraint is None else [
-                cfg,
-                cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0),
-            ][: max(1, cfg.candidates)]
-            result: Optional[InfillResult] = None
-            final: Optional[DenoiseStep] = None
-            sampled_middle = ""
-            attempt = 0
-            for attempt, attempt_cfg in enumerate(schedule, start=1):
-                for step in denoise(self.model, self.tokenizer, context, attempt_cfg, constraint=constraint, prefix_text=prefix, suffix_text=suffix, cancel=cancel, start_time=start, forwards_before=forwards, device=self.device, copy_source=copy_source):
-                    if step.result is None:
-                        yield step
-                    else:
-                        final = step
-                assert final is not None and final.result is not None
-                result = final.result
-                sampled_middle = result.middle
-                forwards = result.forwards
-                if result.stop_reason == "cancelled" or constraint is None:
-                    break
-                accepted = accepted_cut(constraint, prefix, result.middle, suffix)
-                if accepted is not None:
-                    result.middle = accepted
-                    break
-                result.vetoed += 1
-            else:
-                assert result is not None
-                result.middle = ""
-                result.stop_reason = "rejected"
-            assert result is not None
-            result.candidates_tried = attempt
-            result.cached_context_tokens = reused
-            result.ms = (time.perf_counter() - start) * 1000
-            if result.middle != sampled_middle:  # the syntax check cut or polished it: count what is returned
-                result.tokens = min(result.tokens, len(self.tokenizer.encode(result.middle))) if result.middle else 0
-            yield DenoiseStep(final.step if final else 0, final.canvas if final else [], [], result.forwards, result.ms, result=result)
+            request = _Request(context, prefix, suffix, constraint, cancel, start, self._copy_source(prefix, prefix_ids, cfg))
+            run = InfillRun(self, request, cfg, forwards=1 if reused < len(prefix_ids) + len(suffix_ids) else 0)
+            while (ids := run.canvas_ids()) is not None:
+                yield run.advance(self.model.canvas_logits(context, torch.tensor([ids], dtype=torch.long, device=self.device))[0])
+            final = run.final
+            assert final is not None and final.result is not None
+            final.result.cached_context_tokens = reused
+            final.result.ms = (time.perf_counter() - start) * 1000
+            yield DenoiseStep(final.step, final.canvas, [], final.result.forwards, final.result.ms, result=final.result)
 
-    def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **settings: Any) -> InfillResult:
-        return run_to_end(self.stream(prefix, suffix, language, cancel, **settings))
+    def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", **settings: Any) -> InfillResult:
+        """The finished middle (`stream` to its end)."""
+        return run_to_end(self.stream(prefix, suffix, language, cancel, cross_file=cross_file, **settings))
+
+    def next_edit(self, document: str, cursor: Any, history: Any = None, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **limits: Any) -> NextEditResult:
+        """Suggested edits near `cursor` from the user's recent edits (engine/next_edit/),
+        serialized with infill requests (one model, one forward at a time)."""
+        with self._lock:
+            return next_edit(self, document, cursor, history, language=language, cancel=cancel, **limits)
+
+    def forget_context(self) -> None:
+        """Drop the cached context: the next request encodes its context from scratch
+        (benchmarks time cold requests this way)."""
+        with self._lock:
+            self._context_cache = None
 
     def _encode(self, prefix_ids: list[int], suffix_ids: list[int]) -> tuple[object, int]:
         """Encode the context, reusing the previous request's cache where exact.
@@ -241,6 +281,28 @@ class Engine:
 
 def _is_infill_dir(config: dict[str, Any]) -> bool:
     return config.get("format") == "infill" or "model" in config and isinstance(config.get("model"), dict)
+
+
+def _load_infill_dir(path: Path, config: dict[str, Any], device: str, threads: Optional[int]) -> Engine:
+    """An Engine over one of infill's own model directories, with the sampler windows the
+    model was trained on."""
+    tokenizer = load_tokenizer(path)
+    model = load_infill_model(path, config, device=device)
+    if tokenizer.vocab_size > model.cfg.vocab_size:
+        raise InfillError(f"{path}: tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.vocab_size}")
+    info = {"parameters": model.num_parameters(), "training": config.get("training", {}), "quantization": config.get("quantization")}
+    name = config.get("name") or ("infill-default" if path == DEFAULT_MODEL_DIR else path.name)
+    _set_threads(threads, model.num_parameters())
+    engine = Engine(model, tokenizer, model_dir=path, name=name, info=info, device=device)
+    # The context windows the model was trained on: longer ones were measured to be
+    # slower and no better (docs/sampler.md); a model dir's "sampler" entry overrides.
+    data = config.get("training", {}).get("data", {})
+    trained = {"context_tokens": data.get("prefix_tokens"), "suffix_tokens": data.get("suffix_tokens")}
+    engine.settings = engine.settings.replace(**{k: v for k, v in trained.items() if isinstance(v, int) and v > 0})
+    defaults = config.get("sampler")
+    if isinstance(defaults, dict):
+        engine.settings = engine.settings.replace(**defaults)
+    return engine
 
 
 def _set_threads(threads: Optional[int], parameters: int) -> None:
@@ -274,23 +336,7 @@ def load(
         raise InfillError(f"device {device!r} requested but no CUDA GPU is available; use --device cpu")
     config = read_config(path)
     if _is_infill_dir(config):
-        tokenizer = load_tokenizer(path)
-        model = load_infill_model(path, config, device=device)
-        if tokenizer.vocab_size > model.cfg.vocab_size:
-            raise InfillError(f"{path}: tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.vocab_size}")
-        info = {"parameters": model.num_parameters(), "training": config.get("training", {}), "quantization": config.get("quantization")}
-        name = config.get("name") or ("infill-default" if path == DEFAULT_MODEL_DIR else path.name)
-        _set_threads(threads, model.num_parameters())
-        engine = Engine(model, tokenizer, model_dir=path, name=name, info=info, device=device)
-        # The context windows the model was trained on: longer ones were measured to be
-        # slower and no better (docs/sampler.md); a model dir's "sampler" entry overrides.
-        data = config.get("training", {}).get("data", {})
-        trained = {"context_tokens": data.get("prefix_tokens"), "suffix_tokens": data.get("suffix_tokens")}
-        engine.settings = engine.settings.replace(**{k: v for k, v in trained.items() if isinstance(v, int) and v > 0})
-        defaults = config.get("sampler")
-        if isinstance(defaults, dict):
-            engine.settings = engine.settings.replace(**defaults)
-        return engine
+        return _load_infill_dir(path, config, device, threads)
     from engine import families
 
     model, tokenizer, info = families.load_family_model(path, device=device, dtype=dtype, quantization=quantization, cache_policy=cache_policy)

@@ -1,6 +1,13 @@
 """The denoising sampler: how a canvas of masks becomes a middle.
 
-One request runs `denoise()`, a generator that yields a DenoiseStep per forward pass:
+One request runs `denoise()`, a generator that yields a DenoiseStep per forward pass. It
+is a driver over small steps, one function each (the way gpt-fast splits prefill /
+decode-one / decode-n): the model's forward pass over the canvas, then `predict` (its
+logits as the pass's probabilities), the pass's decisions in `denoise_pass` —
+`propose` -> `constrain` -> `commit` -> `edit` — and `grow` (a new block of masks, or the
+reason to stop). The running state of one request is a `Denoising`: it hands out the
+canvas (`canvas_ids`) and takes the model's logits for it (`advance`), so the forward
+pass stays with the caller, which may run one forward for several requests. The rules:
 
 1. The context (prefix, suffix) is encoded once; every pass then computes only the
    canvas rows against the cached keys/values (exact for the embedded model, see
@@ -41,7 +48,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence
+from typing import Collection, Iterator, Optional, Sequence
 
 import torch
 
@@ -68,6 +75,7 @@ class CanvasState:
         self.ids: list[int] = [tok.mask_id] * size
 
     def grow(self, extra: int) -> None:
+        """`extra` more masked positions at the end."""
         self.ids.extend([self.tok.mask_id] * extra)
 
     @property
@@ -102,6 +110,7 @@ class CanvasState:
         return out
 
     def commit(self, pos: int, token: int) -> None:
+        """Write one token; an end-of-middle closes the canvas (every later position too)."""
         if token == self.tok.eom_id:
             for j in range(pos, self.size):
                 self.ids[j] = self.tok.eom_id
@@ -109,13 +118,14 @@ class CanvasState:
             self.ids[pos] = token
 
 
-def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False, contiguous: bool = False) -> list[Proposal]:
+def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False, contiguous: bool = False, end_in_run: bool = False) -> list[Proposal]:
     """Commits for this pass, most confident first (see module docstring, rules 2-3).
 
     probs: (N, V) probabilities for every canvas position. With `left_to_right` only the
     first masked position may commit (one token per pass, in text order). With
     `contiguous` the first masked position always commits and the masked positions right
-    after it join while each is at least `threshold` sure: text order, several per pass."""
+    after it join while each is at least `threshold` sure: text order, several per pass;
+    with `end_in_run` the run may end with an end-of-middle that is that sure."""
     tok = canvas.tok
     masked = canvas.masked_positions()
     if not masked:
@@ -125,7 +135,7 @@ def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_
         masked = [first]
     conf, pred = probs.max(dim=-1)  # (N,), (N,)
     if contiguous and not left_to_right:
-        return _contiguous_run(probs, canvas, conf, pred, threshold)
+        return _contiguous_run(probs, canvas, conf, pred, threshold, end_in_run)
     eligible: list[Proposal] = []
     for pos in masked:
         token = int(pred[pos])
@@ -148,10 +158,12 @@ def _best_text(probs: torch.Tensor, position: int, mask_id: int) -> Proposal:
     return Proposal(position, int(row.argmax()), float(row.max()))
 
 
-def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor, pred: torch.Tensor, threshold: float) -> list[Proposal]:
+def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor, pred: torch.Tensor, threshold: float, end_in_run: bool) -> list[Proposal]:
     """The first masked position's best non-mask token, then each next masked position of
-    the same unbroken run while its best token is text (an EOM may only come first) and
-    at least `threshold` sure."""
+    the same unbroken run while its best token is text and at least `threshold` sure.
+    An EOM may come first, or (`end_in_run`) close the run: every position before it then
+    holds text, so it does not run ahead of unresolved text (rule 3), and the middle ends
+    in this pass instead of spending one more on its end (docs/sampler.md)."""
     tok = canvas.tok
     masked = canvas.masked_positions()
     run = [_best_text(probs, masked[0], tok.mask_id)]
@@ -159,27 +171,34 @@ def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor
         return run
     for pos in masked[1:]:
         token = int(pred[pos])
-        if pos != run[-1].position + 1 or token in (tok.eom_id, tok.mask_id) or float(conf[pos]) < threshold:
+        ends = token == tok.eom_id
+        if pos != run[-1].position + 1 or token == tok.mask_id or (ends and not end_in_run) or float(conf[pos]) < threshold:
             break
         run.append(Proposal(pos, token, float(conf[pos])))
+        if ends:
+            break
     return sorted(run, key=lambda p: -p.confidence)
 
 
-def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, frozen: set[int]) -> list[Proposal]:
-    """Committed text tokens the model now wants to rewrite with high confidence."""
-    tok = canvas.tok
-    end = canvas.end()
-    limit = canvas.size if end is None else end
+def rewrites(probs: torch.Tensor, ids: Sequence[int], threshold: float, special_ids: frozenset[int], frozen: Collection[int] = ()) -> list[Proposal]:
+    """The token-to-token edit rule (rule 4), shared with next-edit's model mode: every
+    position holding a text token whose prediction is now a different text token with
+    probability >= `threshold`, except the `frozen` positions. probs: (>= len(ids), V)."""
     conf, pred = probs.max(dim=-1)
-    edits = []
-    for pos in range(limit):
-        current = canvas.ids[pos]
-        if current == tok.mask_id or pos in frozen:
+    found = []
+    for pos, current in enumerate(ids):
+        if current in special_ids or pos in frozen:
             continue
         token = int(pred[pos])
-        if token != current and token not in tok.special_ids and float(conf[pos]) >= threshold:
-            edits.append(Proposal(pos, token, float(conf[pos])))
-    return edits
+        if token != current and token not in special_ids and float(conf[pos]) >= threshold:
+            found.append(Proposal(pos, token, float(conf[pos])))
+    return found
+
+
+def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, frozen: Collection[int]) -> list[Proposal]:
+    """Committed text tokens of the middle the model now wants to rewrite with high confidence."""
+    end = canvas.end()
+    return rewrites(probs, canvas.ids if end is None else canvas.ids[:end], threshold, canvas.tok.special_ids, frozen)
 
 
 def _constrained(
@@ -332,6 +351,177 @@ def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: O
     return torch.softmax(scaled + gumbel, dim=-1)
 
 
+@dataclass
+class Denoising:
+    """One request's running state: the canvas and the counts its result reports. The
+    steps below read and update it; the driver (`denoise`) keeps no bookkeeping."""
+
+    canvas: CanvasState
+    settings: SamplerSettings
+    constraint: Optional[SyntaxConstraint]  # None when the request is not constrained
+    prefix: str
+    suffix: str
+    copy_index: Optional[CopyIndex]
+    generator: Optional[torch.Generator]
+    start: float  # perf_counter() when the request started
+    forwards: int  # model passes so far (encoding the context counts one)
+    step: int = 0
+    edits: int = 0  # token-to-token rewrites applied
+    edits_last_pass: int = 0
+    vetoed: int = 0  # commits the constraint refused
+    edit_passes: int = 0  # passes run with no mask left (only edits possible)
+    stop: Optional[str] = None  # why it stopped, once it has
+
+    @classmethod
+    def begin(cls, tok: Tokenizer, settings: SamplerSettings, constraint: Optional[SyntaxConstraint], prefix: str, suffix: str, copy_source: Optional[Sequence[int]], start: float, forwards: int) -> "Denoising":
+        """The state before the first pass: a first block of masks (none for max_tokens 0)."""
+        return cls(
+            canvas=CanvasState(min(settings.block_size, max(0, settings.max_tokens)), tok),
+            settings=settings,
+            constraint=constraint if settings.constrained else None,
+            prefix=prefix,
+            suffix=suffix,
+            copy_index=CopyIndex(copy_source, tok.special_ids) if copy_source and settings.copy_weight > 0 else None,
+            generator=torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None,
+            start=start,
+            forwards=forwards,
+        )
+
+    @property
+    def max_tokens(self) -> int:
+        return max(0, self.settings.max_tokens)
+
+    def ms(self) -> float:
+        return (time.perf_counter() - self.start) * 1000
+
+    def record(self, changes: list[CanvasChange]) -> DenoiseStep:
+        """This pass as a DenoiseStep."""
+        return DenoiseStep(self.step, self.canvas.pieces(), changes, self.forwards, self.ms())
+
+    def canvas_ids(self, cancel: Optional[threading.Event] = None) -> Optional[list[int]]:
+        """The canvas the next forward pass must read, or None when denoising is over."""
+        if self.stop is None:
+            self.stop = stop_before_pass(self, cancel)
+        return None if self.stop is not None else list(self.canvas.ids)
+
+    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+        """One pass, given the model's (N, V) logits for `canvas_ids()`: predict ->
+        propose -> constrain -> commit -> edit -> grow. Returns the pass's step."""
+        changes, closed = denoise_pass(predict(logits, self), self)
+        step = self.record(changes)
+        self.stop = "end_of_middle" if closed else grow(self)
+        return step
+
+    def finish(self) -> DenoiseStep:
+        """The last step: the canvas's middle as an InfillResult."""
+        middle_ids = self.canvas.middle_ids()
+        tok = self.canvas.tok
+        result = InfillResult(tok.decode(middle_ids), len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed)
+        return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, result.ms, result=result)
+
+
+def stop_before_pass(run: Denoising, cancel: Optional[threading.Event]) -> Optional[str]:
+    """Why no pass should run (an empty canvas, a cancelled request), or None."""
+    if run.canvas.size == 0:
+        return "empty" if run.max_tokens == 0 else "end_of_middle"
+    if cancel is not None and cancel.is_set():
+        return "cancelled"
+    return None
+
+
+def predict(logits: torch.Tensor, run: Denoising) -> torch.Tensor:
+    """The pass's (N, V) probabilities from the model's logits for the canvas: the
+    end-of-middle token barred when `allow_end` is off, sampled with temperature, and
+    the copy guess mixed in (rule 6). Counts the pass."""
+    run.forwards += 1
+    run.step += 1
+    if not run.settings.allow_end:
+        logits[:, run.canvas.tok.eom_id] = float("-inf")
+    probs = _probabilities(logits, run.settings, run.generator).cpu()
+    if run.copy_index is not None:
+        _copy_mix(probs, run.canvas, run.copy_index, run.settings.copy_weight)
+    return probs
+
+
+def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) -> list[Proposal]:
+    """Rule 5: the proposals the syntax constraint lets stand (refused ones fall back to
+    their next-best tokens). If it refuses them all, a wider search at the first masked
+    position; if that fails too, the most confident proposal stands anyway, so every pass
+    makes progress and the final check judges the result."""
+    if not proposals or run.constraint is None:
+        return proposals
+    accepted, vetoed = _constrained(proposals, probs, run.canvas, run.constraint, run.prefix, run.suffix)
+    run.vetoed += vetoed
+    if accepted:
+        return accepted
+    rescued, vetoed = _rescue(probs, run.canvas, run.constraint, run.prefix, run.suffix)
+    run.vetoed += vetoed
+    return [rescued] if rescued is not None else proposals[:1]
+
+
+def commit(canvas: CanvasState, proposals: list[Proposal]) -> list[CanvasChange]:
+    """Write the proposals into the canvas (an end-of-middle closes it, rule 3). Text goes
+    first; an end is dropped if a position before it is still masked (a text proposal
+    before it was vetoed), so an end never runs ahead of unresolved text."""
+    changes = []
+    eom = canvas.tok.eom_id
+    for p in sorted(proposals, key=lambda p: p.token == eom):  # stable: text in confidence order, then the end
+        if p.token == eom and canvas.tok.mask_id in canvas.ids[: p.position]:
+            continue
+        canvas.commit(p.position, p.token)
+        kind = "end" if p.token == canvas.tok.eom_id else "commit"
+        changes.append(CanvasChange(p.position, canvas.tok.piece(p.token), p.confidence, kind))
+    return changes
+
+
+def edit(probs: torch.Tensor, run: Denoising, frozen: Collection[int]) -> list[CanvasChange]:
+    """Rule 4: rewrite committed tokens the model is now sure are wrong (never those
+    committed in this very pass: their evidence is this pass), subject to the constraint."""
+    edits = propose_edits(probs, run.canvas, run.settings.edit_threshold, frozen)
+    if edits and run.constraint is not None:
+        edits, vetoed = _constrained(edits, probs, run.canvas, run.constraint, run.prefix, run.suffix)
+        run.vetoed += vetoed
+    for e in edits:
+        run.canvas.commit(e.position, e.token)
+    run.edits += len(edits)
+    run.edits_last_pass = len(edits)
+    return [CanvasChange(e.position, run.canvas.tok.piece(e.token), e.confidence, "edit") for e in edits]
+
+
+def denoise_pass(probs: torch.Tensor, run: Denoising) -> tuple[list[CanvasChange], bool]:
+    """One pass's decisions: propose -> constrain -> commit -> edit. Returns the changes
+    and whether the middle was closed for good (the end_when_valid candidate found a
+    complete, valid middle)."""
+    canvas, settings = run.canvas, run.settings
+    masked = canvas.masked_positions()
+    if masked and settings.end_when_valid and run.constraint is not None:
+        ending = _valid_ending(probs, canvas, run.constraint, run.prefix, run.suffix)
+        if ending is not None:
+            return _close_with(canvas, ending, run.max_tokens), True
+    proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous, settings.end_in_run) if masked else []
+    changes = commit(canvas, constrain(proposals, probs, run))
+    changes += edit(probs, run, frozen={c.position for c in changes})
+    if not masked:
+        run.edit_passes += 1
+    return changes, False
+
+
+def grow(run: Denoising) -> Optional[str]:
+    """After a pass: None to go on (masks left; or no end yet, so the canvas grows by a
+    block up to max_tokens; or edit-only passes left, rule 4), else why it stopped."""
+    canvas, settings = run.canvas, run.settings
+    if canvas.masked_positions():
+        return None
+    if canvas.end() is None and canvas.size < run.max_tokens:
+        canvas.grow(min(settings.block_size, run.max_tokens - canvas.size))
+        return None
+    # Closed (or at max_tokens): up to max_edit_passes passes that only look for edits,
+    # stopping at the first that changes nothing.
+    if run.edit_passes < settings.max_edit_passes and (run.edit_passes == 0 or run.edits_last_pass):
+        return None
+    return "end_of_middle" if canvas.end() is not None else "max_tokens"
+
+
 def denoise(
     model: DenoisingModel,
     tok: Tokenizer,
@@ -350,93 +540,14 @@ def denoise(
     """Denoise one canvas against an encoded context; yields a step per forward pass.
 
     `copy_source`: the prefix's token ids, for rule 6 (used when settings.copy_weight > 0).
-
-    The last yielded step carries `result` (its `ms` is filled in by the caller's clock
-    start). `forwards_before` counts passes already spent (e.g. encoding the context)."""
+    The last yielded step carries `result`. `forwards_before` counts passes already spent
+    (e.g. encoding the context); `start_time` is the request's clock start."""
     start = start_time if start_time is not None else time.perf_counter()
-    generator = torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None
-    max_tokens = max(0, settings.max_tokens)
-    canvas = CanvasState(min(settings.block_size, max_tokens), tok)
-    forwards = forwards_before
-    edits_total = vetoed_total = 0
-    step = 0
-    edit_passes = 0
-    stop_reason = "end_of_middle"
-    copy_index = CopyIndex(copy_source, tok.special_ids) if copy_source and settings.copy_weight > 0 else None
-    while True:
-        if canvas.size == 0:
-            stop_reason = "empty" if max_tokens == 0 else stop_reason
-            break
-        if cancel is not None and cancel.is_set():
-            stop_reason = "cancelled"
-            break
-        ids = torch.tensor([canvas.ids], dtype=torch.long, device=device)
-        logits = model.canvas_logits(context, ids)[0]  # (N, V)
-        forwards += 1
-        step += 1
-        if not settings.allow_end:
-            logits[:, tok.eom_id] = float("-inf")
-        probs = _probabilities(logits, settings, generator).cpu()
-        if copy_index is not None:
-            _copy_mix(probs, canvas, copy_index, settings.copy_weight)
-        masked_before = canvas.masked_positions()
-        changes: list[CanvasChange] = []
-        if masked_before and settings.end_when_valid and constraint is not None:
-            ending = _valid_ending(probs, canvas, constraint, prefix_text, suffix_text)
-            if ending is not None:
-                changes = _close_with(canvas, ending, max_tokens)
-                yield DenoiseStep(step, canvas.pieces(), changes, forwards, (time.perf_counter() - start) * 1000)
-                stop_reason = "end_of_middle"
-                break
-        proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous) if masked_before else []
-        if proposals and settings.constrained and constraint is not None:
-            accepted, vetoed = _constrained(proposals, probs, canvas, constraint, prefix_text, suffix_text)
-            vetoed_total += vetoed
-            if not accepted:  # progress guarantee (module docstring, rule 5)
-                rescued, vetoed = _rescue(probs, canvas, constraint, prefix_text, suffix_text)
-                vetoed_total += vetoed
-                accepted = [rescued] if rescued is not None else proposals[:1]
-            proposals = accepted
-        committed_now = set()
-        for p in proposals:
-            canvas.commit(p.position, p.token)
-            committed_now.add(p.position)
-            kind = "end" if p.token == tok.eom_id else "commit"
-            changes.append(CanvasChange(p.position, tok.piece(p.token), p.confidence, kind))
-        # Edits: never on tokens committed in this very pass (their evidence is this pass).
-        edits = propose_edits(probs, canvas, settings.edit_threshold, frozen=committed_now)
-        if edits and settings.constrained and constraint is not None:
-            edits, vetoed = _constrained(edits, probs, canvas, constraint, prefix_text, suffix_text)
-            vetoed_total += vetoed
-        for e in edits:
-            canvas.commit(e.position, e.token)
-            changes.append(CanvasChange(e.position, tok.piece(e.token), e.confidence, "edit"))
-        edits_total += len(edits)
-        if not masked_before:
-            edit_passes += 1
-        yield DenoiseStep(step, canvas.pieces(), changes, forwards, (time.perf_counter() - start) * 1000)
-        if canvas.masked_positions():
-            continue
-        if canvas.end() is None and canvas.size < max_tokens:
-            canvas.grow(min(settings.block_size, max_tokens - canvas.size))
-            continue
-        # The middle is closed (or at max_tokens): up to max_edit_passes passes that only
-        # look for edits, stopping at the first pass that changes nothing.
-        if edit_passes < settings.max_edit_passes and (edit_passes == 0 or edits):
-            continue
-        stop_reason = "end_of_middle" if canvas.end() is not None else "max_tokens"
-        break
-    middle_ids = canvas.middle_ids()
-    result = InfillResult(
-        middle=tok.decode(middle_ids),
-        tokens=len(middle_ids),
-        forwards=forwards,
-        ms=(time.perf_counter() - start) * 1000,
-        stop_reason=stop_reason,
-        edits=edits_total,
-        vetoed=vetoed_total,
-    )
-    yield DenoiseStep(step, canvas.pieces(), [], forwards, result.ms, result=result)
+    run = Denoising.begin(tok, settings, constraint, prefix_text, suffix_text, copy_source, start, forwards_before)
+    while (ids := run.canvas_ids(cancel)) is not None:
+        logits = model.canvas_logits(context, torch.tensor([ids], dtype=torch.long, device=device))[0]  # (N, V)
+        yield run.advance(logits)
+    yield run.finish()
 
 
 def run_to_end(steps: Iterator[DenoiseStep]) -> InfillResult:

@@ -58,6 +58,10 @@ class Tokenizer:
     def vocab_size(self) -> int:
         return self.hf.get_vocab_size()
 
+    def token_id(self, token: str) -> Optional[int]:
+        """The id of a token of the vocabulary (e.g. a special token), or None."""
+        return self.hf.token_to_id(token)
+
     def encode(self, text: str) -> list[int]:
         if not text:
             return []

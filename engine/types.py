@@ -5,8 +5,8 @@ they never reach into the sampler or the model.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Optional, Protocol, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Protocol, Sequence
 
 if TYPE_CHECKING:
     import torch
@@ -20,38 +20,102 @@ class InfillError(Exception):
     """
 
 
+def knob(default: Any, low: Optional[float] = None, high: Optional[float] = None, *, client: bool = False, choices: tuple[str, ...] = ()) -> Any:
+    """A settings field: its default (whose type is the knob's type), inclusive bounds for
+    numbers, the allowed values for text, and whether remote clients may set it (the live
+    protocol lets clients set only these; the rest bound the work a request costs)."""
+    return field(default=default, metadata={"range": (low, high), "client": client, "choices": choices})
+
+
 @dataclass(frozen=True)
 class SamplerSettings:
     """Knobs of the denoising sampler. Defaults were chosen by measurement (see
-    docs/sampler.md for the sweep and the command that reproduces it)."""
+    docs/sampler.md for the sweep and the command that reproduces it).
 
-    max_tokens: int = 64  # most tokens the middle may have
-    block_size: int = 8  # canvas grows by this many masked positions at a time (a line is ~8 tokens)
-    confidence_threshold: float = 0.9  # commit every masked position at least this sure (with `contiguous`: each of the run)
-    edit_threshold: float = 0.9  # rewrite a committed canvas token if the model is this sure of another
-    max_edit_passes: int = 0  # extra passes spent only on token-to-token edits once the middle is closed (edits also happen during every pass)
-    temperature: float = 0.0  # 0 = greedy (deterministic)
-    constrained: bool = True  # let the syntax constraint veto commits (when one exists)
-    context_tokens: int = 1024  # most prefix tokens given to the model (infill's own models: the trained window)
-    suffix_tokens: int = 256  # most suffix tokens given to the model
-    seed: int = 0  # used only when temperature > 0
-    candidates: int = 2  # model candidates tried when the syntax check refuses a middle (1 = no retry)
-    allow_end: bool = True  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
-    left_to_right: bool = False  # commit only the first masked position each pass (the cautious candidate)
-    contiguous: bool = True  # commit in text order: the first masked position, then the next while sure (docs/sampler.md)
-    copy_weight: float = 0.3  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
-    copy_context_tokens: int = 2048  # prefix tokens the copy guess looks in (may exceed context_tokens)
-    end_when_valid: bool = False  # with left_to_right and a constraint: stop at the first complete, valid middle
+    This dataclass is the one settings schema: every front end (LSP configuration, the
+    live protocol, the batch contract) and `Engine.infill` validate through
+    `check_knobs(SamplerSettings, ...)`, which reads types, bounds and who may set what
+    from the fields below."""
+
+    max_tokens: int = knob(64, 0, 4096, client=True)  # most tokens the middle may have
+    block_size: int = knob(8, 1, 256, client=True)  # canvas grows by this many masked positions at a time (a line is ~8 tokens)
+    confidence_threshold: float = knob(0.9, 0.0, 1.0, client=True)  # commit every masked position at least this sure (with `contiguous`: each of the run)
+    edit_threshold: float = knob(0.9, 0.0, 1.0, client=True)  # rewrite a committed canvas token if the model is this sure of another
+    max_edit_passes: int = knob(0, 0, 16, client=True)  # extra passes spent only on token-to-token edits once the middle is closed (edits also happen during every pass)
+    temperature: float = knob(0.0, 0.0, 5.0, client=True)  # 0 = greedy (deterministic)
+    constrained: bool = knob(True, client=True)  # let the syntax constraint veto commits (when one exists)
+    context_tokens: int = knob(1024, 1, 65536)  # most prefix tokens given to the model (infill's own models: the trained window)
+    suffix_tokens: int = knob(256, 0, 65536)  # most suffix tokens given to the model
+    seed: int = knob(0, 0, 2**31 - 1, client=True)  # used only when temperature > 0
+    candidates: int = knob(2, 1, 8)  # model candidates tried when the syntax check refuses a middle (1 = no retry)
+    allow_end: bool = knob(True)  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
+    left_to_right: bool = knob(False, client=True)  # commit only the first masked position each pass (the cautious candidate)
+    contiguous: bool = knob(True, client=True)  # commit in text order: the first masked position, then the next while sure (docs/sampler.md)
+    end_in_run: bool = knob(True, client=True)  # a contiguous run may end with a sure end-of-middle (the middle closes in the same pass)
+    copy_weight: float = knob(0.3, 0.0, 1.0, client=True)  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
+    copy_context_tokens: int = knob(2048, 0, 65536)  # prefix tokens the copy guess looks in (may exceed context_tokens)
+    end_when_valid: bool = knob(False)  # with left_to_right and a constraint: stop at the first complete, valid middle
+    cross_file_share: float = knob(0.25, 0.0, 1.0)  # at most this share of the prefix window goes to context from other files (engine/window.py)
 
     def replace(self, **changes: object) -> "SamplerSettings":
-        """A copy with some knobs changed; unknown knobs are an InfillError."""
-        known = set(self.__dataclass_fields__)
-        unknown = sorted(set(changes) - known)
-        if unknown:
-            raise InfillError(f"unknown sampler setting(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        """A copy with some knobs changed (None keeps a knob); a knob that is unknown or
+        out of its bounds is a SettingsError."""
         values = asdict(self)
-        values.update({k: v for k, v in changes.items() if v is not None})
+        values.update(check_knobs(SamplerSettings, {k: v for k, v in changes.items() if v is not None}))
         return SamplerSettings(**values)  # type: ignore[arg-type]
+
+
+class SettingsError(InfillError):
+    """A setting that is unknown, of the wrong type or out of bounds; `name` says which."""
+
+    def __init__(self, message: str, name: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+def brief(value: object, limit: int = 40) -> str:
+    """repr() of client input, cut short: errors must not echo megabytes back."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def client_knobs(schema: type) -> frozenset[str]:
+    """The knobs of `schema` that remote clients may set."""
+    return frozenset(f.name for f in fields(schema) if f.metadata.get("client"))
+
+
+def check_knob(schema: type, name: object, value: object, *, allowed: Optional[Collection[str]] = None, upper: Optional[Mapping[str, float]] = None) -> object:
+    """One knob of `schema` checked against its field: the value to use (ints given for a
+    float knob become floats), or SettingsError. `allowed` narrows which knobs may be
+    set; `upper` lowers some upper bounds (a server's own caps)."""
+    spec = {f.name: f for f in fields(schema)}
+    if not isinstance(name, str) or name not in spec or (allowed is not None and name not in allowed):
+        choices = sorted(spec if allowed is None else set(allowed) & set(spec))
+        raise SettingsError(f"unknown setting {brief(name)}; known: {', '.join(choices)}", name if isinstance(name, str) else None)
+    meta = spec[name].metadata
+    default = spec[name].default
+    low, high = meta.get("range", (None, None))
+    if upper and name in upper:
+        high = upper[name] if high is None else min(high, upper[name])
+    if isinstance(default, bool):
+        ok, want = isinstance(value, bool), "true or false"
+    elif isinstance(default, str):
+        ok, want = value in meta.get("choices", ()), "one of " + ", ".join(meta.get("choices", ()))
+    else:
+        kind = "an integer" if isinstance(default, int) else "a number"
+        number = isinstance(value, int) if isinstance(default, int) else isinstance(value, (int, float))
+        ok = number and not isinstance(value, bool) and (low is None or value >= low) and (high is None or value <= high)  # type: ignore[operator]
+        want = f"{kind} in [{low}, {high}]" if high is not None else f"{kind} >= {low}" if low is not None else kind
+        if ok and isinstance(default, float):
+            value = float(value)  # type: ignore[arg-type]
+    if not ok:
+        raise SettingsError(f"setting {name!r} must be {want}; got {brief(value)}", name)
+    return value
+
+
+def check_knobs(schema: type, raw: Mapping[str, object], *, allowed: Optional[Collection[str]] = None, upper: Optional[Mapping[str, float]] = None) -> dict[str, object]:
+    """Every knob of `raw` checked (check_knob); the first bad one is a SettingsError."""
+    return {name: check_knob(schema, name, value, allowed=allowed, upper=upper) for name, value in raw.items()}
 
 
 @dataclass(frozen=True)

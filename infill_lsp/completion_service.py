@@ -4,9 +4,12 @@ Every request, in order:
   1. typed-through cache: the user typed the next characters of the last suggestion, so
      the rest of it is the answer (no model pass);
   2. supersede: a newer request for the same document cancels the older ones (those still
-     waiting never reach the model; one already running is stopped via its cancel Event);
+     waiting never reach the model; one already running is stopped via its cancel Event),
+     through the engine worker's one supersede mechanism (engine/worker.py);
   3. debounce: wait `debounce_ms` for a newer keystroke before spending a model pass;
-  4. the model, on the engine's worker thread, cancellable at every denoising pass.
+  4. the model, on the engine's worker thread, cancellable at every denoising pass. The
+     engine gets the whole text around the cursor and the cross-file context apart, and
+     decides the window itself (engine/window.py).
 
 Every suggestion is computed against one version of the document, the one the request
 found, and says which (`Suggestion.version`); when the document changed while the model
@@ -16,21 +19,22 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from lsprotocol import types
 
+from engine.worker import InfillCall, Outcome
+
 from .config import LspSettings
 from .cross_file import cross_file_context
 from .documents import DocumentStore
-from .engine_host import EngineHost, EngineUnavailable, ModelAnswer
-from .stats import Stats
+from .engine_host import EngineHost, EngineUnavailable
 from .suggestion_cache import SuggestionCache
 from .text import TextDocument
+from .usage_stats import Stats
 
 
 @dataclass(frozen=True)
@@ -41,14 +45,6 @@ class Suggestion:
     at: types.Position  # the cursor, clamped into the document
     version: int  # the document version every position here belongs to
     line_before: str  # the cursor's line up to the cursor, in that version
-
-
-@dataclass
-class _Ticket:
-    """One request in flight for a document."""
-
-    cancel: threading.Event = field(default_factory=threading.Event)
-    superseded: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,7 +82,6 @@ class CompletionService:
         self._sampler_overrides = sampler_overrides
         self._language_for = language_for
         self._cache = SuggestionCache()
-        self._in_flight: dict[str, list[_Ticket]] = {}
         self._ids = itertools.count(1)
         self._shown: OrderedDict[str, _Shown] = OrderedDict()  # for accept bookkeeping
 
@@ -104,7 +99,7 @@ class CompletionService:
         at = document.position_at(offset, self._documents.encoding)
         snapshot = _Snapshot(document, document.revision, document.version, prefix[document.line_starts[at.line]:])
 
-        ticket = self._supersede_older(uri)
+        cancel = self._engine.supersede(("completion", uri))
         try:
             if not prefix.strip() and not suffix.strip():  # nothing to complete around (an empty file)
                 self._stats.answered((time.perf_counter() - started) * 1000, shown=False)
@@ -118,25 +113,25 @@ class CompletionService:
             settings = self._settings()
             if settings.debounce_ms > 0:
                 await asyncio.sleep(settings.debounce_ms / 1000)
-            if ticket.cancel.is_set():
+            if cancel.is_set():
                 self._stats.count("superseded_before_model")
                 return None
 
-            context = cross_file_context(
-                document, self._documents.recently_edited(exclude=uri), settings.cross_file_chars
-            )
-            answer = await self._engine.infill(
-                context + _tail(prefix, settings.max_prefix_chars),
-                _head(suffix, settings.max_suffix_chars),
+            call = InfillCall(
+                prefix,
+                suffix,
                 self._language_for(document.language_id),
-                ticket.cancel,
-                self._sampler_overrides(),
-                on_finished=self._count_model_run,
+                dict(self._sampler_overrides()),
+                cross_file=cross_file_context(document, self._documents.recently_edited(exclude=uri), settings.cross_file_chars),
             )
-            if answer is None:  # superseded while queued behind another model call
+            outcome = await self._engine.run(("completion", uri), call, cancel, on_outcome=self._count_model_run)
+            if not outcome.started:  # superseded while queued behind another model call
                 self._stats.count("superseded_before_model")
                 return None
-            if answer.stop_reason == "cancelled" or ticket.cancel.is_set():
+            if outcome.error is not None:
+                raise outcome.error
+            answer = outcome.result
+            if answer.stop_reason == "cancelled" or cancel.is_set():
                 return None
             if not self._still_current(uri, snapshot):
                 self._stats.count("stale")
@@ -146,22 +141,20 @@ class CompletionService:
                 self._cache.store(uri, prefix, suffix, answer.middle, suggestion.suggestion_id)
             return suggestion
         except asyncio.CancelledError:
-            ticket.cancel.set()  # stops the model at its next pass
-            if not ticket.superseded:
+            superseded = cancel.is_set()
+            cancel.set()  # stops the model at its next pass
+            if not superseded:
                 self._stats.count("cancelled_by_client")
             raise
         except EngineUnavailable:
             self._stats.count("model_unavailable")
             raise
-        finally:
-            tickets = self._in_flight.get(uri, [])
-            if ticket in tickets:
-                tickets.remove(ticket)
-            if not tickets:
-                self._in_flight.pop(uri, None)
 
-    def _count_model_run(self, answer: ModelAnswer) -> None:
+    def _count_model_run(self, outcome: Outcome) -> None:
         """Every model run, also those whose request was cancelled meanwhile."""
+        answer = outcome.result
+        if answer is None:
+            return
         self._stats.model_ran(answer.ms, answer.forwards)
         if answer.stop_reason == "cancelled":
             self._stats.count("cancelled_during_model")
@@ -180,20 +173,9 @@ class CompletionService:
     def forget(self, uri: str) -> None:
         """The document closed: drop its cache and stop its work."""
         self._cache.forget(uri)
-        for ticket in self._in_flight.pop(uri, []):
-            ticket.superseded = True
-            ticket.cancel.set()
+        self._engine.cancel(("completion", uri))
 
     # -- internals ----------------------------------------------------------------------
-    def _supersede_older(self, uri: str) -> _Ticket:
-        tickets = self._in_flight.setdefault(uri, [])
-        for older in tickets:
-            older.superseded = True
-            older.cancel.set()
-        ticket = _Ticket()
-        tickets.append(ticket)
-        return ticket
-
     def _still_current(self, uri: str, snapshot: "_Snapshot") -> bool:
         """The document is the one (and at the revision) the request started from."""
         try:
@@ -214,15 +196,3 @@ class CompletionService:
             self._shown.popitem(last=False)
         return suggestion
 
-
-def _tail(text: str, limit: int) -> str:
-    """The last `limit` characters, starting at a line start when one is near."""
-    if len(text) <= limit:
-        return text
-    cut = len(text) - limit
-    newline = text.find("\n", cut)
-    return text[newline + 1:] if 0 <= newline < cut + 200 else text[cut:]
-
-
-def _head(text: str, limit: int) -> str:
-    return text[:limit]

@@ -3,15 +3,18 @@ workspace/didChangeConfiguration), parsed into one typed object.
 
 Keys are camelCase as LSP clients write them. Sampler knobs are the engine's
 `SamplerSettings` fields, accepted at the top level in camelCase or snake_case
-("maxTokens" or "max_tokens") or under a "sampler" table; their names are checked against
-the engine only when the engine is imported (see `check_sampler_overrides`), so parsing
-never pulls in torch on the event loop.
+("maxTokens" or "max_tokens") or under a "sampler" table, and validated by the engine's
+one settings schema (engine.types.check_knob), as the live protocol and the batch
+contract are. How much text around the cursor the model sees is the engine's decision
+(engine/window.py), not a setting here.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
+
+from engine.types import SamplerSettings, SettingsError, check_knob
 
 SECTION = "infill"  # the workspace/configuration section this server reads
 
@@ -26,9 +29,7 @@ def snake_case(name: str) -> str:
 class LspSettings:
     model_dir: str | None = None  # None = the engine's embedded model
     debounce_ms: float = 15.0  # wait this long for a newer keystroke before running the model
-    cross_file_chars: int = 1500  # budget for context taken from other open documents (0 = off)
-    max_prefix_chars: int = 16000  # text before the cursor handed to the engine (it trims by tokens too)
-    max_suffix_chars: int = 4000  # text after the cursor handed to the engine
+    cross_file_chars: int = 1500  # context gathered from other open documents (0 = off); the engine keeps what fits its window
     sampler: Mapping[str, object] = field(default_factory=dict)  # SamplerSettings overrides
     next_edit: Mapping[str, object] = field(default_factory=dict)  # engine.next_edit limits ("nextEdit")
 
@@ -37,9 +38,9 @@ class LspSettings:
 _SERVER_KEYS: dict[str, tuple[str, tuple[type, ...], float]] = {
     "debounceMs": ("debounce_ms", (int, float), 0),
     "crossFileChars": ("cross_file_chars", (int,), 0),
-    "maxPrefixChars": ("max_prefix_chars", (int,), 1),
-    "maxSuffixChars": ("max_suffix_chars", (int,), 0),
 }
+# Settings of older versions, now decided by the engine: accepted and ignored, not an error.
+_RETIRED_KEYS = frozenset({"maxPrefixChars", "maxSuffixChars"})
 
 
 def parse_settings(raw: Any, base: LspSettings) -> tuple[LspSettings, list[str]]:
@@ -69,6 +70,8 @@ def parse_settings(raw: Any, base: LspSettings) -> tuple[LspSettings, list[str]]
                 changes["model_dir"] = value
             else:
                 problems.append(f"modelDir must be a string path, got {value!r}")
+        elif key in _RETIRED_KEYS:
+            continue
         elif key in _SERVER_KEYS:
             attribute, kinds, lower = _SERVER_KEYS[key]
             if isinstance(value, bool) or not isinstance(value, kinds) or value < lower:
@@ -102,35 +105,13 @@ def _set_knob(sampler: dict[str, object], key: str, value: object, problems: lis
 
 
 def check_sampler_overrides(overrides: Mapping[str, object]) -> tuple[dict[str, object], list[str]]:
-    """Keep the overrides the engine knows with values of the right type.
-
-    Imports the engine's types (heavy the first time): call it off the event loop.
-    """
-    from engine.types import SamplerSettings  # deferred: engine imports torch
-
-    defaults = SamplerSettings()
+    """Keep the overrides the engine's settings schema accepts; one problem line per
+    refused knob (the rest still apply)."""
     known: dict[str, object] = {}
     problems: list[str] = []
     for name, value in overrides.items():
-        if name not in SamplerSettings.__dataclass_fields__:
-            problems.append(
-                f"unknown setting {name!r}; sampler settings are: "
-                + ", ".join(sorted(SamplerSettings.__dataclass_fields__))
-            )
-            continue
-        default = getattr(defaults, name)
-        if isinstance(default, bool):
-            ok = isinstance(value, bool)
-        elif isinstance(default, int):
-            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        else:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not ok:
-            problems.append(f"{name} must be a {type(default).__name__}, got {value!r}")
-            continue
-        known[name] = value
-    try:
-        defaults.replace(**known)
-    except Exception as error:  # the engine's own validation (InfillError or a TypeError)
-        return {}, [f"sampler settings rejected: {error}"]
+        try:
+            known[name] = check_knob(SamplerSettings, name, value)
+        except SettingsError as error:
+            problems.append(str(error))
     return known, problems

@@ -1,8 +1,9 @@
-"""Owns the engine: loads it in the background and runs infill calls off the event loop.
+"""Owns the engine for the language server: loads it in the background and runs every
+model call on the engine's one worker thread (engine/worker.py).
 
 Loading (torch import, weights) takes seconds, so it runs on its own thread while the
-server keeps answering. Model calls run on one dedicated worker thread: the engine holds
-a lock anyway, and a separate executor keeps pygls' own pool (which reads stdin) free.
+server keeps answering. Model calls go to the EngineWorker, which supersedes and
+cancels per (group, key); pygls' own pool (which reads stdin) stays free.
 """
 from __future__ import annotations
 
@@ -10,18 +11,14 @@ import asyncio
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Hashable, Optional, Union
+
+from engine.types import InfillError
+from engine.worker import EngineWorker, InfillCall, Job, NextEditCall, Outcome
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class ModelAnswer:
-    middle: str
-    forwards: int
-    ms: float
-    stop_reason: str
+GROUP = "lsp"  # one client per language server: every request takes its turn in one group
 
 
 class EngineUnavailable(Exception):
@@ -38,7 +35,7 @@ class EngineHost:
         self._superseded: tuple[int, Any, str | None] | None = None  # an older load's engine, in reserve
         self._model_dir: str | None = None
         self._loading_dir: str | None = None
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-engine")
+        self.worker = EngineWorker(None, name="infill-engine")  # gets the engine once it is loaded
         self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-load")
 
     @property
@@ -96,6 +93,7 @@ class EngineHost:
 
     def _install(self, generation: int, engine: Any, model_dir: str | None) -> None:
         self._engine, self._model_dir, self._installed_generation = engine, model_dir, generation
+        self.worker.engine = engine  # the next job runs on the new model
         self._superseded = None
 
     async def wait_ready(self) -> Any:
@@ -106,67 +104,33 @@ class EngineHost:
             raise EngineUnavailable("the model has not started loading (the client never sent 'initialized')")
         return await asyncio.shield(self._ready)
 
-    async def infill(
-        self,
-        prefix: str,
-        suffix: str,
-        language: str | None,
-        cancel: threading.Event,
-        settings: Mapping[str, object],
-        on_finished: Callable[[ModelAnswer], None] | None = None,
-    ) -> ModelAnswer | None:
-        """Run the model on the worker thread; None when cancelled before it started.
+    def supersede(self, key: Hashable) -> threading.Event:
+        """The cancel token of a new request for `key`; the previous one for `key` stops."""
+        return self.worker.supersede(GROUP, key)
 
-        When the awaiting task is cancelled, `cancel` is set so the model stops at its
-        next pass, and `on_finished` still sees the run (the work it cost is counted).
-        """
-        engine = await self.wait_ready()
-        loop = asyncio.get_running_loop()
-        run = loop.run_in_executor(
-            self._worker, _run_infill, engine, prefix, suffix, language, cancel, dict(settings)
-        )
-        if on_finished is not None:
-            run.add_done_callback(lambda done: _report(done, on_finished))
-        try:
-            return await asyncio.shield(run)
-        except asyncio.CancelledError:
-            cancel.set()
-            raise
+    def cancel(self, key: Hashable) -> None:
+        self.worker.cancel(GROUP, key)
 
-    def run_on_worker(self, function: Callable[[], Any]) -> "asyncio.Future[Any]":
-        return asyncio.get_running_loop().run_in_executor(self._worker, function)
+    async def run(self, key: Hashable, call: Union[InfillCall, NextEditCall], cancel: threading.Event, on_outcome: Optional[Callable[[Outcome], None]] = None) -> Outcome:
+        """Run `call` on the worker once the model is ready. If the awaiting task is
+        cancelled, `cancel` is set so the model stops at its next pass, and `on_outcome`
+        still sees the run (the work it cost is counted)."""
+        await self.wait_ready()
+        return await self.worker.run(Job(GROUP, key, call, cancel), on_outcome)
 
     def close(self) -> None:
-        self._worker.shutdown(wait=False, cancel_futures=True)
+        self.worker.close()
         self._loader.shutdown(wait=False, cancel_futures=True)
-
-
-def _report(done: "asyncio.Future[ModelAnswer | None]", on_finished: Callable[[ModelAnswer], None]) -> None:
-    if done.cancelled() or done.exception() is not None:
-        return
-    answer = done.result()
-    if answer is not None:
-        on_finished(answer)
 
 
 def _load_engine(model_dir: str | None) -> Any:
     try:
-        import engine  # deferred: importing torch takes seconds
+        import engine  # torch and the model load here, on the loader thread
 
         return engine.load(model_dir=model_dir)
+    except InfillError as error:  # the engine's own one-line message
+        raise EngineUnavailable(str(error)) from error
     except Exception as error:  # a broken install or model must not take the server down
-        if type(error).__name__ == "InfillError":  # the engine's own one-line message
-            raise EngineUnavailable(str(error)) from error
         log.exception("model load failed")
         where = model_dir or "the embedded model"
         raise EngineUnavailable(f"cannot load the model from {where}: {type(error).__name__}: {error}") from error
-
-
-def _run_infill(
-    engine: Any, prefix: str, suffix: str, language: str | None, cancel: threading.Event, settings: dict
-) -> ModelAnswer | None:
-    # A request superseded while it queued behind another never reaches the model.
-    if cancel.is_set():
-        return None
-    result = engine.infill(prefix, suffix, language=language, cancel=cancel, **settings)
-    return ModelAnswer(result.middle, result.forwards, result.ms, result.stop_reason)

@@ -1,9 +1,10 @@
 """Keep secrets (the servers' access tokens) out of every log line.
 
-`protect(secret)` registers a secret; a filter on each handler of the root logger then
-replaces it with "[redacted]" wherever it appears: in the message, its arguments and the
-text of an attached traceback. Records from libraries (websockets logs request lines and
-frames at DEBUG) pass through the same handlers, so they are covered too; and because a
+`protect(secret)` registers a secret; a filter on each handler of the root logger (and on
+uvicorn's loggers, which have handlers of their own) then replaces it with "[redacted]"
+wherever it appears: in the message, its arguments and the text of an attached
+traceback. Records from libraries (websockets logs request lines and frames at DEBUG)
+pass through the same handlers, so they are covered too; and because a
 frame is logged cut to 75 characters, where a token could appear cut in two, the
 websockets logger is also kept at INFO or above: frames and headers are never logged.
 """
@@ -61,6 +62,12 @@ def protect(secret: str) -> None:
     for handler in root.handlers:
         if _FILTER not in handler.filters:
             handler.addFilter(_FILTER)
+    # uvicorn logs through handlers of its own, set up later and not propagating to the
+    # root: a filter on its loggers themselves covers them (dictConfig keeps filters).
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        named = logging.getLogger(name)
+        if _FILTER not in named.filters:
+            named.addFilter(_FILTER)
     websockets = logging.getLogger("websockets")
     if websockets.getEffectiveLevel() < logging.INFO:
         websockets.setLevel(logging.INFO)

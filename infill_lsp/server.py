@@ -3,6 +3,7 @@
     infill lsp [--stdio]                       # default: talk LSP over stdin/stdout
     infill lsp --tcp --port 2087 [--host 127.0.0.1]
     infill lsp --model DIR                     # a model directory instead of the embedded one
+    infill lsp --remote URL                    # completions from an `infill serve` (or OpenAI-style) server
 
 The features live one per module in infill_lsp/handlers/; this module holds the state
 they share (documents, settings, the engine, stats) and the entry point.
@@ -25,9 +26,11 @@ from .config import LspSettings, check_sampler_overrides, parse_settings
 from .documents import DocumentStore, UnknownDocument
 from .edit_history import EditHistory
 from .engine_host import EngineHost, EngineUnavailable
-from .protocol import InfillProtocol
-from .stats import Stats
+from .lsp_protocol import InfillProtocol
+from .remote import RemoteConfig, RemoteEngineHost, check_url, read_token
+from . import redaction
 from .transport import serve_stdio, serve_tcp
+from .usage_stats import Stats
 
 __version__ = "0.1.0"
 log = logging.getLogger("infill_lsp")
@@ -46,7 +49,7 @@ def language_for_lsp_id(lsp_id: str) -> str | None:
 
 
 class InfillServer(LanguageServer):
-    def __init__(self, model_dir: str | None = None) -> None:
+    def __init__(self, model_dir: str | None = None, remote: RemoteConfig | None = None) -> None:
         super().__init__(
             "infill",
             __version__,
@@ -55,7 +58,8 @@ class InfillServer(LanguageServer):
         )
         self.documents = DocumentStore()
         self.edit_history = EditHistory()  # recent edits per document, for infill/nextEdit
-        self.engine = EngineHost()
+        # A remote server stands in for the in-process engine; the completion path is the same.
+        self.engine: Any = RemoteEngineHost(remote) if remote is not None else EngineHost()
         self.stats = Stats()
         # --model on the command line wins over the client's modelDir setting.
         self.cli_model_dir = model_dir
@@ -70,6 +74,7 @@ class InfillServer(LanguageServer):
             language_for=language_for_lsp_id,
         )
         self._last_popup = 0.0
+        self._unavailable_shown: str | None = None  # the engine problem the user was last told of
         self._reported_problems: set[str] = set()  # settings problems already told, each once
         self._told_once: set[str] = set()  # "no model" lines already told since the last load
         self.load_started = False  # set once the client said 'initialized'
@@ -126,7 +131,7 @@ class InfillServer(LanguageServer):
         settings, problems = parse_settings(raw, self.settings)
         if self.cli_model_dir is not None:
             settings = replace(settings, model_dir=self.cli_model_dir)
-        overrides, more = await asyncio.to_thread(check_sampler_overrides, settings.sampler)
+        overrides, more = check_sampler_overrides(settings.sampler)
         problems += more
         model_changed = settings.model_dir != self.settings.model_dir
         self.settings = settings
@@ -177,6 +182,7 @@ class InfillServer(LanguageServer):
         except Exception as error:  # EngineUnavailable, or anything unforeseen
             outcome = f"model not loaded: {error}"
             self.tell_user(outcome)
+            self._unavailable_shown = str(error)
         else:
             outcome = f"model {name} ready in {time.perf_counter() - started:.1f} s"
             self._told_once.clear()
@@ -188,11 +194,13 @@ class InfillServer(LanguageServer):
     async def suggest(self, uri: str, position: types.Position) -> Suggestion | None:
         """A suggestion, or None; problems go to the log/popup, never to a crash."""
         try:
-            return await self.completions.suggest(uri, position)
+            suggestion = await self.completions.suggest(uri, position)
+            self._unavailable_shown = None  # working again: a later failure is news
+            return suggestion
         except UnknownDocument as error:
             self.tell_log(str(error), types.MessageType.Warning)
         except EngineUnavailable as error:
-            self.tell_log_once(f"no completion: {error}", types.MessageType.Warning)
+            self.report_unavailable(error)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # an engine bug must not take the server down
@@ -203,6 +211,18 @@ class InfillServer(LanguageServer):
             self.stats.count("errors")
             self.tell_log(f"completion failed: {type(error).__name__}: {error}", types.MessageType.Error)
         return None
+
+
+    def report_unavailable(self, error: EngineUnavailable) -> None:
+        """A completion the engine could not serve. A remote server that is down, slow or
+        refuses the token is told once as a popup (not on every keystroke); repeats, and
+        problems of a single request, go to the log."""
+        message = str(error)
+        if getattr(error, "notify", False) and message != self._unavailable_shown:
+            self._unavailable_shown = message
+            self.tell_user(f"no completions: {message}", types.MessageType.Warning)
+        else:
+            self.tell_log_once(f"no completion: {message}", types.MessageType.Warning)
 
 
 def _supports_progress(server: InfillServer) -> bool:
@@ -222,13 +242,38 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
     parser.add_argument("--model", metavar="DIR", default=None, help="model directory (default: the embedded model)")
     parser.add_argument("--log-file", metavar="PATH", default=None, help="write a debug log here")
+    remote = parser.add_argument_group("remote engine (instead of loading a model in this process)")
+    remote.add_argument("--remote", metavar="URL", help="send completions to this server: `infill serve` or any "
+                        "OpenAI-compatible server that accepts prompt + suffix (e.g. http://127.0.0.1:8765)")
+    remote.add_argument("--remote-token-file", metavar="PATH",
+                        help="file holding the server's token (default: the INFILL_TOKEN environment variable)")
+    remote.add_argument("--remote-model", metavar="NAME", help="model name to request (default: the server's first)")
+    remote.add_argument("--remote-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="give up on a completion after this long (default 10)")
     return parser
+
+
+def remote_config(args: argparse.Namespace) -> RemoteConfig | None:
+    """The --remote settings, or None without --remote. Raises ValueError with the problem."""
+    if not args.remote:
+        if args.remote_token_file or args.remote_model:
+            raise ValueError("--remote-token-file and --remote-model need --remote URL")
+        return None
+    if not args.remote_timeout > 0:
+        raise ValueError("--remote-timeout must be positive")
+    return RemoteConfig(url=check_url(args.remote), token=read_token(args.remote_token_file),
+                        model=args.remote_model, timeout_s=args.remote_timeout)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     if not (0 < args.port < 65536):
         print(f"infill lsp: --port must be 1-65535, got {args.port}", file=sys.stderr)
+        return 2
+    try:
+        remote = remote_config(args)
+    except ValueError as error:
+        print(f"infill lsp: {error}", file=sys.stderr)
         return 2
     # stdout carries the protocol: logs go to stderr (or a file), never to stdout.
     handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
@@ -238,7 +283,11 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     logging.getLogger("pygls").setLevel(logging.WARNING if not args.log_file else logging.INFO)
-    server = InfillServer(model_dir=args.model)
+    for name in ("httpx", "httpcore"):  # their debug lines describe requests; keep them out of our log
+        logging.getLogger(name).setLevel(logging.WARNING)
+    if remote is not None and remote.token:
+        redaction.protect(remote.token)
+    server = InfillServer(model_dir=args.model, remote=remote)
     try:
         if args.tcp:
             print(f"infill lsp: listening on {args.host}:{args.port}", file=sys.stderr, flush=True)

@@ -13,7 +13,7 @@ int8 / int4 = engine.quant) it loads the checkpoint, then runs the engine's real
   tokens_64    max 64 tokens, block 16   (a multi-line body)
 and records latency (p50 / p90 / mean ms), tokens per second, tokens per forward pass,
 load time and peak GPU memory. On the full-precision model it then measures the dual
-cache (engine.families.fidelity): per refresh policy, logit drift against the uncached
+cache (lab.families.fidelity): per refresh policy, logit drift against the uncached
 logits and whether the middles stay the same. Results are written after every mode, so
 a run cut short still leaves a file; modes not started before --budget-s are recorded as
 skipped.
@@ -38,7 +38,7 @@ import torch  # noqa: E402
 
 from engine.api import Engine  # noqa: E402
 from engine.families import CachePolicy, load_family_model  # noqa: E402
-from engine.families.fidelity import measure_policy  # noqa: E402
+from lab.families.fidelity import measure_policy  # noqa: E402
 
 # (prefix, suffix) pairs: Python, JavaScript, Go, Rust. The middle is a line or a body.
 PROMPTS: list[tuple[str, str]] = [

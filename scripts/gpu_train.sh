@@ -6,7 +6,7 @@
 #   device call:  run(command="bash scripts/gpu_train.sh 420", carry=["gpu_pack"], timeout_s=560)
 #   back here:    <files_at>/model is a model directory (the run's weights, or their
 #                 checkpoint average when that scored better). Measure and publish it:
-#                 cp -r <files_at>/model runs/gpu-model && python -m engine.training.publish runs/gpu-model
+#                 cp -r <files_at>/model runs/gpu-model && python -m lab.training.publish runs/gpu-model
 #                 && bash scripts/release_model.sh   (or continue on the CPU with
 #                 infill train --run runs/next --init-from runs/gpu-model ...)
 #
@@ -30,7 +30,7 @@ $PY -c "import torch, tokenizers, safetensors; print('torch', torch.__version__,
 tar -xzf gpu_pack/corpus.tar.gz -C "$WORK" || { echo "no gpu_pack/corpus.tar.gz: run scripts/gpu_pack.py here and carry gpu_pack"; exit 2; }
 
 # A fresh optimizer on the shipped weights: warm up again, then a cosine over the budget.
-$PY -m engine.training.train --run "$WORK/run" --corpus "$WORK/corpus" \
+$PY -m lab.training.train --run "$WORK/run" --corpus "$WORK/corpus" \
     --init-from engine/default_model --tokenizer engine/default_model/tokenizer.json \
     --device "$DEVICE" --batch-size "$BATCH" --lr "$LR" --warmup 0.05 --time-budget "$BUDGET" \
     --data-workers "$WORKERS" --checkpoint-minutes 1.5 --snapshots 4 --eval-every 250 --log-every 100 \
@@ -39,7 +39,7 @@ status=$?
 grep -E "^train:|^validation" "$OUT/train.log" | tail -25
 tail -3 "$OUT/train.log"
 [ -f "$WORK/run/model/config.json" ] || { echo "training wrote no model (exit $status)"; exit 1; }
-$PY -m engine.training.average --run "$WORK/run" --corpus "$WORK/corpus" --write > "$OUT/average.txt" 2>&1; tail -4 "$OUT/average.txt"
-$PY -m engine.training.publish "$WORK/run/model" --out "$OUT/model"
+$PY -m lab.training.average --run "$WORK/run" --corpus "$WORK/corpus" --write > "$OUT/average.txt" 2>&1; tail -4 "$OUT/average.txt"
+$PY -m lab.training.publish "$WORK/run/model" --out "$OUT/model"
 cp "$WORK/run/log.jsonl" "$OUT/"
 exit $status

@@ -1,13 +1,13 @@
 """Cut the held-out single-line benchmark items from the corpus's validation split.
 
-    python scripts/make_bench_data.py --corpus data/corpus --out engine/bench_data/heldout_lines.jsonl
-    python scripts/make_bench_data.py --seed 11 --python 240 --javascript 120 --exclude engine/bench_data/heldout_lines.jsonl \
-        --out engine/bench_data/dev_lines.jsonl
+    python scripts/make_bench_data.py --corpus data/corpus --out lab/bench_data/heldout_lines.jsonl
+    python scripts/make_bench_data.py --seed 11 --python 240 --javascript 120 --exclude lab/bench_data/heldout_lines.jsonl \
+        --out lab/bench_data/dev_lines.jsonl
 
 The dev set (seed 11) holds other lines of the same validation files; sampler knobs are
 chosen on it, so the held-out figures are not tuned on.
 
-Validation files are chosen by hash of their path (engine/training/corpus.py) and never
+Validation files are chosen by hash of their path (lab/training/corpus.py) and never
 trained on. Each item: one non-blank line (with its newline) is the middle; up to 3,000
 characters before it are the prefix and up to 1,500 after it the suffix.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--corpus", type=Path, default=Path("data/corpus"))
-parser.add_argument("--out", type=Path, default=Path("engine/bench_data/heldout_lines.jsonl"))
+parser.add_argument("--out", type=Path, default=Path("lab/bench_data/heldout_lines.jsonl"))
 parser.add_argument("--python", type=int, default=120)
 parser.add_argument("--javascript", type=int, default=60)
 parser.add_argument("--seed", type=int, default=7, help="7 = the held-out benchmark; 11 = the dev set sampler knobs are tuned on")

@@ -52,8 +52,8 @@ cleanup() {
 }
 trap cleanup EXIT
 MODEL_DIR="$WORK/model"
-"$PYTHON" -c 'import sys; from engine.testing import make_tiny_model_dir; make_tiny_model_dir(sys.argv[1])' "$MODEL_DIR" \
-  || die "could not make the tiny test model (engine.testing.make_tiny_model_dir)"
+PYTHONPATH="$ROOT" "$PYTHON" -c 'import sys; from lab.fixtures.tiny_model import make_tiny_model_dir; make_tiny_model_dir(sys.argv[1])' "$MODEL_DIR" \
+  || die "could not make the tiny test model (lab.fixtures.tiny_model.make_tiny_model_dir)"
 log "tiny model in $MODEL_DIR"
 
 # npm ci is skipped when node_modules was installed from this very lockfile (reruns on one machine).

@@ -12,7 +12,7 @@ torch.set_num_threads(1)
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
-    from engine.testing import make_tiny_model_dir
+    from lab.fixtures.tiny_model import make_tiny_model_dir
 
     return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "model")
 

@@ -13,7 +13,7 @@ def infill(*args, stdin=None, timeout=180):
     import os
 
     env = {**os.environ, **ENV_THREADS}
-    return subprocess.run([sys.executable, "-m", "engine.cli", *map(str, args)], input=stdin, capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run([sys.executable, "-m", "infill_lsp.cli", *map(str, args)], input=stdin, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @pytest.fixture()
@@ -109,3 +109,26 @@ def test_help_lists_every_command():
     out = infill("--help")
     for command in ("complete", "batch", "bench", "lsp", "serve", "quantize", "models", "train", "eval", "corpus"):
         assert command in out.stdout
+
+
+@pytest.mark.parametrize("command", ["train", "eval", "bench", "corpus", "tokenizer"])
+def test_lab_commands_need_a_source_checkout(command, monkeypatch, tmp_path, capsys):
+    """An installed wheel has no lab/: the lab's commands say so in one line, exit 2."""
+    from infill_lsp import cli
+
+    monkeypatch.setattr(cli, "CHECKOUT", tmp_path)  # a root without lab/, as site-packages is
+    assert cli.main([command, "--help"] if command != "bench" else [command]) == 2
+    err = capsys.readouterr().err
+    assert f"infill {command}: error:" in err and "source checkout" in err and "Traceback" not in err
+
+
+def test_lab_commands_run_from_the_checkout_without_lab_on_the_path(tmp_path):
+    """The console script's sys.path does not hold the checkout; the CLI finds lab/ itself."""
+    import os
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, **ENV_THREADS, "PYTHONPATH": ""}
+    script = "import sys; sys.path = [p for p in sys.path if p not in ('', %r)]; from infill_lsp.cli import main; sys.exit(main(sys.argv[1:]))" % str(root)
+    out = subprocess.run([sys.executable, "-c", script, "train", "--help"], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "--time-budget" in out.stdout

@@ -2,7 +2,7 @@
 import json
 
 import engine
-from engine.testing import make_tiny_model_dir
+from lab.fixtures.tiny_model import make_tiny_model_dir
 
 
 def _with_config(path, **entries):
@@ -17,7 +17,7 @@ def test_windows_default_to_the_trained_ones(tmp_path):
     model_dir = _with_config(make_tiny_model_dir(tmp_path / "m"), training={"data": {"prefix_tokens": 64, "suffix_tokens": 32}})
     eng = engine.load(model_dir)
     assert (eng.settings.context_tokens, eng.settings.suffix_tokens) == (64, 32)
-    prefix_ids, suffix_ids, _, _ = eng._tokens("x = 1\n" * 500, "y = 2\n" * 500, eng.settings)
+    prefix_ids, suffix_ids = eng.context_ids("x = 1\n" * 500, "y = 2\n" * 500)
     assert len(prefix_ids) <= 64 and len(suffix_ids) <= 32
     # The copy rule may look further back than the model's window.
     assert len(eng._copy_source("x = 1\n" * 500, prefix_ids, eng.settings)) > 64

@@ -3,8 +3,8 @@ import json
 import subprocess
 import sys
 
-from engine.evaluation.execution import run_program
-from engine.evaluation.humaneval import single_line_tasks
+from lab.evaluation.execution import run_program
+from lab.evaluation.humaneval import single_line_tasks
 
 
 def test_single_line_tasks_cover_every_non_blank_solution_line():
@@ -27,7 +27,7 @@ def test_runaway_programs_time_out():
 
 def test_eval_command_smoke(tiny_model_dir):
     out = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "eval", "--model", str(tiny_model_dir), "--limit", "3", "--json"],
+        [sys.executable, "-m", "infill_lsp.cli", "eval", "--model", str(tiny_model_dir), "--limit", "3", "--json"],
         capture_output=True, text=True, timeout=600, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 0, out.stderr

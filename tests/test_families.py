@@ -15,7 +15,7 @@ import torch
 pytest.importorskip("transformers")
 
 from engine.families import CachePolicy, load_family_model  # noqa: E402
-from engine.families.testing import make_tiny_checkpoint, reference_logits  # noqa: E402
+from lab.fixtures.family_checkpoints import make_tiny_checkpoint, reference_logits  # noqa: E402
 from engine.types import InfillError  # noqa: E402
 
 REL_TOL = 1e-5
@@ -250,7 +250,7 @@ def test_quantization_name_is_checked(ckpts):
 
 
 def test_models_cli_lists_families_and_identifies_directories(ckpts, capsys, tmp_path):
-    from engine.families.cli import main
+    from engine.families.describe import main
 
     assert main([]) == 0
     listing = capsys.readouterr().out
@@ -272,7 +272,7 @@ def test_models_cli_lists_families_and_identifies_directories(ckpts, capsys, tmp
 
 
 def test_fidelity_measurement(ckpts):
-    from engine.families.fidelity import measure_policy
+    from lab.families.fidelity import measure_policy
 
     model, tok, _ = load_family_model(ckpts["dream"].path)
     prompts = [(tok.encode("def add(a, b):\n    "), tok.encode("\n")), (tok.encode("x = "), [])]
@@ -320,7 +320,7 @@ def test_bf16_load_tracks_fp32(ckpts):
 
 
 def test_pass_timing_helper():
-    from engine.families.fidelity import pass_times_ms, synthetic_model
+    from lab.families.fidelity import pass_times_ms, synthetic_model
 
     model = synthetic_model(layers=1, hidden=64, vocab=512)
     times = pass_times_ms(model, list(range(10, 60)), list(range(10, 30)), canvas_len=4, repeats=1)
@@ -328,7 +328,7 @@ def test_pass_timing_helper():
 
 
 def test_toy_training_runs_and_learns():
-    from engine.families.toy import code_texts, held_out_prompts, train_toy_model
+    from lab.families.toy import code_texts, held_out_prompts, train_toy_model
 
     texts = code_texts(Path(__file__).resolve().parent.parent / "engine", limit_chars=40_000)
     model, tok, held, losses = train_toy_model(texts, steps=6, seq_len=32, batch=4)

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from engine.families.testing import make_tiny_checkpoint
+from lab.fixtures.family_checkpoints import make_tiny_checkpoint
 
 FAMILIES = ["dream", "dreamon", "llada", "open_dcoder"]
 
@@ -20,7 +20,7 @@ def test_batch_contract_with_each_tiny_family(tmp_path, family):
         json.dumps({"id": "b", "prefix": "x = [1, 2", "suffix": "]\n", "language": "python", "max_tokens": 4}),
         "not json",
     ]
-    out = subprocess.run([sys.executable, "-m", "engine.cli", "batch", "--model", str(model_dir)], input="\n".join(lines) + "\n",
+    out = subprocess.run([sys.executable, "-m", "infill_lsp.cli", "batch", "--model", str(model_dir)], input="\n".join(lines) + "\n",
                          capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert out.returncode == 0, out.stderr
     rows = [json.loads(l) for l in out.stdout.splitlines()]

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from engine.families.testing import make_tiny_checkpoint  # noqa: E402
+from lab.fixtures.family_checkpoints import make_tiny_checkpoint  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "gpu_family_bench.py"
 

@@ -12,7 +12,7 @@ pytest.importorskip("transformers")
 
 import engine  # noqa: E402
 from engine.api import Engine  # noqa: E402
-from engine.families.testing import ReferenceDenoiser, make_tiny_checkpoint  # noqa: E402
+from lab.fixtures.family_checkpoints import ReferenceDenoiser, make_tiny_checkpoint  # noqa: E402
 
 FAMILIES = ["dream", "dreamon", "llada", "open_dcoder"]
 PREFIX = "class Stack:\n    def push(self, x):\n        "

@@ -7,7 +7,7 @@ import torch
 pytest.importorskip("transformers")
 
 from engine.families import load_family_model  # noqa: E402
-from engine.families.testing import make_tiny_checkpoint  # noqa: E402
+from lab.fixtures.family_checkpoints import make_tiny_checkpoint  # noqa: E402
 
 # Relative logit error bounds on a random tiny model (weights ~N(0, 0.02)): 8-bit keeps
 # ~1% error, 4-bit ~10%; measured 0.006 / 0.07 (int8 / int4), 0.006 / 0.11 (bnb8 / nf4).

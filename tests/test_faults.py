@@ -14,7 +14,7 @@ from engine.model_dir_watch import ModelDirWatch
 
 @pytest.fixture()
 def own_model_dir(tmp_path: Path) -> Path:
-    from engine.testing import make_tiny_model_dir
+    from lab.fixtures.tiny_model import make_tiny_model_dir
 
     return make_tiny_model_dir(tmp_path / "model")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from collections import Counter
 
 import grammars
-from grammars import bench, tasks
-from grammars.commit_eval import evaluate, pieces_of
+from lab.syntax_bench import bench, tasks
+from lab.syntax_bench.commit_eval import evaluate, pieces_of
 
 
 def test_bench_sources_yield_all_three_kinds_for_python_and_javascript():

@@ -15,9 +15,9 @@ from typing import Any, Iterator
 import pytest
 
 import engine
-from engine.testing import make_tiny_model_dir
+from lab.fixtures.tiny_model import make_tiny_model_dir
 from infill_lsp.live.server import LiveConfig, LiveServer
-from infill_lsp.live.testing import ServerThread
+from lab.fixtures.live_server import ServerThread
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):

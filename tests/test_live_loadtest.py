@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from infill_lsp.live import loadtest
+from lab.loadtest import live as loadtest
 
 
 def test_short_load_run_has_no_protocol_errors_or_misrouted_frames(capsys: pytest.CaptureFixture[str]) -> None:

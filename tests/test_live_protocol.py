@@ -1,4 +1,5 @@
-"""Unit tests of the live protocol's pure parts: parsing, documents, scheduling, outbox, limits."""
+"""Unit tests of the live protocol's pure parts: parsing, documents, outbox, limits.
+(Scheduling is the engine worker's: tests/test_worker.py.)"""
 from __future__ import annotations
 
 import asyncio
@@ -11,8 +12,6 @@ from infill_lsp.live.document import Document
 from infill_lsp.live.limits import TokenBucket
 from infill_lsp.live.outbox import BacklogOverflow, Outbox
 from infill_lsp.live.pages import OriginPolicy
-from infill_lsp.live.scheduler import FairScheduler, Job
-from infill_lsp.live.session import split_context
 
 
 def rng(l1: int, c1: int, l2: int, c2: int) -> dict:
@@ -113,45 +112,6 @@ def test_document_edits_apply_in_order_and_atomically() -> None:
     with pytest.raises(p.ProtocolError) as info:
         doc.apply((p.TextEdit(None, "x" * 21),))
     assert info.value.code == p.E_TOO_LARGE
-
-
-def test_split_context_cuts_at_line_boundaries() -> None:
-    text = "".join(f"line{i}\n" for i in range(100))
-    middle = text.index("line50")
-    prefix, suffix = split_context(text, middle, middle, prefix_chars=30, suffix_chars=30)
-    assert prefix.startswith("line") and text[:middle].endswith(prefix) and len(prefix) <= 30
-    assert suffix.startswith("line50") and suffix.endswith("\n") and len(suffix) <= 30
-
-
-# -- scheduling ----------------------------------------------------------------------------------
-
-def make_job(connection: str, session: str, request_id: int = 0) -> Job:
-    return Job(connection, session, request_id, "", "", None, {}, lambda kind, payload: None)
-
-
-def test_scheduler_round_robins_connections_then_sessions() -> None:
-    scheduler = FairScheduler()
-    for session in ("a1", "a2", "a3"):
-        scheduler.submit(make_job("A", session))
-    scheduler.submit(make_job("B", "b1"))
-    order = [scheduler.next(timeout=0).session for _ in range(4)]  # type: ignore[union-attr]
-    # One turn for B after A's first job, although A has three sessions waiting.
-    assert order == ["a1", "b1", "a2", "a3"]
-    assert scheduler.next(timeout=0) is None
-
-
-def test_newer_request_replaces_the_queued_one_in_place() -> None:
-    scheduler = FairScheduler()
-    first = make_job("A", "s", 1)
-    scheduler.submit(first)
-    scheduler.submit(make_job("A", "t", 1))
-    newer = make_job("A", "s", 2)
-    assert scheduler.submit(newer) is first
-    assert scheduler.pending() == 2
-    assert scheduler.next(timeout=0) is newer
-    assert scheduler.withdraw("A", "t") is not None and scheduler.pending() == 0
-    assert scheduler.close() == []
-    assert scheduler.next() is None  # closed: the worker thread ends
 
 
 # -- outbox ----------------------------------------------------------------------------------------

@@ -13,10 +13,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 import engine
-from engine.testing import make_tiny_model_dir
+from lab.fixtures.tiny_model import make_tiny_model_dir
 from infill_lsp.live.limits import Limits
 from infill_lsp.live.server import LiveConfig, LiveServer
-from infill_lsp.live.testing import ServerThread
+from lab.fixtures.live_server import ServerThread
 
 TIMEOUT = 60.0
 LIMITS = Limits(max_message_bytes=64 * 1024, max_sessions_per_connection=3, max_document_chars=10_000)
@@ -57,7 +57,7 @@ async def closed_with(ws: ClientConnection) -> int:
     with pytest.raises(ConnectionClosed) as info:
         while True:
             await asyncio.wait_for(ws.recv(), TIMEOUT)
-    assert info.value.rcvd is not None, "closed without a close frame"
+    assert info.value.rcvd is not None, f"closed without a close frame: {info.value!r}"
     return info.value.rcvd.code
 
 

@@ -10,10 +10,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 import engine
-from engine.testing import make_tiny_model_dir
+from lab.fixtures.tiny_model import make_tiny_model_dir
 from infill_lsp.live.limits import Limits
 from infill_lsp.live.server import LiveConfig, LiveServer
-from infill_lsp.live.testing import ServerThread
+from lab.fixtures.live_server import ServerThread
 
 TIMEOUT = 60.0  # generous: CI shares two cores with whatever else runs
 # Requests meant to be cancelled mid-way: a random model rarely ends early, so these run for

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from infill_lsp.framing import Frame, FrameDecoder, FramingError
-from infill_lsp.lsp_client import LspClient
+from lab.fixtures.lsp_client import LspClient
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -65,31 +65,52 @@ class Nvim:
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    from engine.testing import make_tiny_model_dir
+    from lab.fixtures.tiny_model import make_tiny_model_dir
 
     return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "model")
 
 
-def _start_nvim(tmp_path: Path, tiny_model: Path, source: str):
+def _start_nvim(tmp_path: Path, tiny_model: Path | None, source: str, remote_lua: str = "",
+                extra_env: dict[str, str] | None = None):
+    """Neovim on `source` with the plugin; the server loads `tiny_model`, or (with
+    `remote_lua`, the plugin's `remote` option) asks a remote server instead."""
     source_file = tmp_path / "example.py"
     source_file.write_text(source)
     init = tmp_path / "init.lua"
     # Unconstrained: a random model's tokens rarely parse, and the syntax constraint would
     # (rightly) veto them all; this test is about the editor round trip, not quality.
     settings = {"debounceMs": 0, "maxTokens": 8, "constrained": False}
+    model = f"\"--model\", {json.dumps(str(tiny_model))}, " if tiny_model is not None else ""
     init.write_text(
         f"""
 vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})
 vim.opt.swapfile = false
 require("infill").setup({{
-  cmd = {{ {json.dumps(sys.executable)}, "-m", "infill_lsp", "--model", {json.dumps(str(tiny_model))},
+  cmd = {{ {json.dumps(sys.executable)}, "-m", "infill_lsp", {model}
           "--log-file", {json.dumps(str(tmp_path / "server.log"))} }},
   filetypes = {{ "python" }},
-  settings = vim.json.decode({json.dumps(json.dumps(settings))}),
+  settings = vim.json.decode({json.dumps(json.dumps(settings))}),{remote_lua}
 }})
 """
     )
-    return launch_nvim(tmp_path, init, source_file)
+    return launch_nvim(tmp_path, init, source_file, extra_env)
+
+
+def _accept_ghost(nvim: "Nvim", ghost: str) -> str:
+    """Press <Tab> on the ghost text after `return a`; the buffer once it holds it."""
+    nvim.keys("<Tab>")
+    return nvim.wait_for(
+        f"(function() local t = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, true), string.char(10)) "
+        f"if t:find([[return a]] .. vim.json.decode({json.dumps(json.dumps(ghost))}), 1, true) then return t end end)()"
+    )
+
+
+def _quit(process: subprocess.Popen, nvim: "Nvim") -> None:
+    try:
+        nvim.keys("<Esc>:qa!<CR>")
+        process.wait(timeout=10)
+    except Exception:
+        process.kill()
 
 
 def launch_nvim(tmp_path: Path, init: Path, source_file: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, "Nvim"]:
@@ -135,12 +156,8 @@ def test_neovim_shows_and_accepts_an_inline_suggestion(tmp_path: Path, tiny_mode
         ghost = nvim.wait_for(GHOST)
         assert isinstance(ghost, str) and ghost
 
-        nvim.keys("<Tab>")
         expected_line2 = "    return a" + ghost
-        lines = nvim.wait_for(
-            f"(function() local t = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, true), string.char(10)) "
-            f"if t:find([[return a]] .. vim.json.decode({json.dumps(json.dumps(ghost))}), 1, true) then return t end end)()"
-        )
+        lines = _accept_ghost(nvim, ghost)
         nvim.keys("<Esc>")
         expected = source.replace("    return a\n", expected_line2 + "\n", 1).rstrip("\n")
         assert lines == expected
@@ -148,8 +165,32 @@ def test_neovim_shows_and_accepts_an_inline_suggestion(tmp_path: Path, tiny_mode
         stats = nvim.wait_for("(function() local s = require([[infill]]).stats() if s and s.accepted > 0 then return s end end)()")
         assert stats["accepted"] == 1 and stats["shown"] >= 1
     finally:
+        _quit(process, nvim)
+
+
+def test_neovim_with_remote_gets_ghost_text_from_a_running_infill_serve(tmp_path: Path, tiny_model: Path) -> None:
+    import httpx
+
+    from lab.fixtures.live_server import ServeProcess
+
+    token = "nvim-remote-token-123"
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    with ServeProcess(str(tiny_model), token) as served:
+        remote = f"\n  remote = {{ url = {json.dumps(served.url)}, token_file = {json.dumps(str(token_file))} }},"
+        process, nvim = _start_nvim(tmp_path, None, "def add(a, b):\n    return a\n\nprint(add(1, 2))\n", remote,
+                                    extra_env={"INFILL_TOKEN": ""})
         try:
-            nvim.keys("<Esc>:qa!<CR>")
-            process.wait(timeout=10)
-        except Exception:
-            process.kill()
+            assert nvim.wait_for("#vim.lsp.get_clients({name = [[infill]]})") == 1
+            model = nvim.wait_for("(require([[infill]]).stats() or {}).model")
+            assert served.url in model  # the language server is talking to the remote server
+            nvim.keys("<Esc>2GA")
+            ghost = nvim.wait_for(GHOST)
+            assert isinstance(ghost, str) and ghost
+            _accept_ghost(nvim, ghost)
+            nvim.keys("<Esc>")
+        finally:
+            _quit(process, nvim)
+        health = httpx.get(served.url + "/health", headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
+        assert health["counters"]["http_requests"] >= 1  # the ghost text came from the server
+    assert token not in (tmp_path / "server.log").read_text(errors="replace")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from infill_lsp.handlers.document_state import text_digest
-from infill_lsp.lsp_client import LspClient, LspResponseError
+from lab.fixtures.lsp_client import LspClient, LspResponseError
 
 REPO = Path(__file__).resolve().parents[1]
 

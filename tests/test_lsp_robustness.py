@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from infill_lsp.lsp_client import LspClient, LspResponseError
+from lab.fixtures.lsp_client import LspClient, LspResponseError
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    from engine.testing import make_tiny_model_dir
+    from lab.fixtures.tiny_model import make_tiny_model_dir
 
     return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "model")
 

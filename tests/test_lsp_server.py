@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from infill_lsp.lsp_client import LspClient, LspResponseError
+from lab.fixtures.lsp_client import LspClient, LspResponseError
 
 REPO = Path(__file__).resolve().parents[1]
 CAPABILITIES = {"workspace": {"configuration": True}, "window": {"workDoneProgress": True}}
@@ -31,7 +31,7 @@ def _env() -> dict:
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    from engine.testing import make_tiny_model_dir
+    from lab.fixtures.tiny_model import make_tiny_model_dir
 
     return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "model")
 

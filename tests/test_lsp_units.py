@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from infill_lsp.config import LspSettings, check_sampler_overrides, parse_settings
 from infill_lsp.cross_file import cross_file_context
-from infill_lsp.stats import Stats, percentile
+from infill_lsp.usage_stats import Stats, percentile
 from infill_lsp.suggestion_cache import SuggestionCache
 from infill_lsp.text import TextDocument
 

@@ -1,7 +1,7 @@
 """The context cache is exact: cached canvas passes equal one full uncached forward."""
 import torch
 
-from engine.bench import uncached_canvas_logits
+from lab.evaluation.bench import uncached_canvas_logits
 from engine.model import InfillTransformer, ModelConfig
 
 

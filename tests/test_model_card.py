@@ -1,8 +1,8 @@
 """The model card is written from the run's records, including the learning-curve trend."""
 import json
 
-from engine.testing import make_tiny_model_dir
-from engine.training.model_card import _trend, render
+from lab.fixtures.tiny_model import make_tiny_model_dir
+from lab.training.model_card import _trend, render
 
 
 def _curve(n=12):

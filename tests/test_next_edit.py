@@ -9,7 +9,7 @@ import random
 import pytest
 
 from engine.next_edit import NextEditLimits, apply_edits, history_ids, next_edit, offset_of, position_of
-from engine.next_edit_replay import changed_region, pattern_of
+from engine.next_edit.replay import changed_region, pattern_of
 from engine.types import InfillError
 
 RENAME_BEFORE = "def total(items):\n    count = 0\n    for x in items:\n        count += x\n    return count\n"
@@ -69,7 +69,7 @@ def test_positions_count_code_points_and_bad_input_is_an_infill_error() -> None:
     for cursor in [(5, 0), (-1, 0), {"line": "0"}, True, 999]:
         with pytest.raises(InfillError):
             next_edit(None, text, cursor, [], mode="replay")
-    with pytest.raises(InfillError, match="unknown next-edit limit"):
+    with pytest.raises(InfillError, match="unknown setting .bogus"):
         next_edit(None, text, 0, [], bogus=1)
     with pytest.raises(InfillError, match="history"):
         next_edit(None, text, 0, ["not a pair"], mode="replay")
@@ -113,8 +113,8 @@ def test_a_cancelled_request_skips_the_model(tiny_engine) -> None:
 
 # ----------------------------------------------------------------- training recipe
 def test_edit_examples_use_the_training_layout(tiny_engine) -> None:
-    from engine.training.data import DataConfig, collate
-    from engine.training.edits import example_from_task, make_edit_task
+    from lab.training.data import DataConfig, collate
+    from lab.training.edits import example_from_task, make_edit_task
 
     tok, cfg = tiny_engine.tokenizer, DataConfig()
     text = "def add(a, b):\n    total = a + b\n    print(total)\n    return total\n\nadd(1, 2)\n"
@@ -132,7 +132,7 @@ def test_edit_examples_use_the_training_layout(tiny_engine) -> None:
 
 
 def test_every_synthetic_kind_is_made_and_no_edit_kinds_change_nothing() -> None:
-    from engine.training.edits import EDIT_KINDS, NO_EDIT_KINDS, make_edit_task
+    from lab.training.edits import EDIT_KINDS, NO_EDIT_KINDS, make_edit_task
 
     text = (
         "def load(path, mode):\n    data = read(path)\n    if data == None:\n        return None\n"
@@ -147,7 +147,7 @@ def test_every_synthetic_kind_is_made_and_no_edit_kinds_change_nothing() -> None
 
 
 def test_real_edit_tasks_replay_diffs_between_versions(tmp_path) -> None:
-    from engine.training.edits import real_edit_tasks
+    from lab.training.edits import real_edit_tasks
 
     old, new = tmp_path / "v1", tmp_path / "v2"
     (old / "pkg").mkdir(parents=True)
@@ -166,7 +166,7 @@ def test_real_edit_tasks_replay_diffs_between_versions(tmp_path) -> None:
 
 # -------------------------------------------------------------------- evaluation
 def test_evaluation_builds_held_out_tasks_and_scores_them() -> None:
-    from engine.evaluation.next_edit import build_tasks, run_tasks
+    from lab.evaluation.next_edit import build_tasks, run_tasks
 
     tasks = build_tasks(2)
     kinds = {t.kind for t in tasks}
@@ -179,7 +179,7 @@ def test_evaluation_builds_held_out_tasks_and_scores_them() -> None:
 
 
 def test_summary_figures() -> None:
-    from engine.evaluation.next_edit import summarize
+    from lab.evaluation.next_edit import summarize
 
     rows = [
         {"kind": "rename", "language": "python", "expects_edit": True, "edited": True, "exact": True, "ms": 1.0},
@@ -195,7 +195,7 @@ def test_summary_figures() -> None:
 
 # ------------------------------------------------------------------------ batch
 def test_batch_contract_keeps_order_and_reports_errors(tiny_engine) -> None:
-    from engine.next_edit_batch import run
+    from infill_lsp.next_edit_batch import run
 
     lines = [
         {"id": "ok", "language": "python", "text": RENAME_AFTER, "cursor": {"line": 1, "character": 7}, "history": [{"before": RENAME_BEFORE, "after": RENAME_AFTER}], "limits": {"mode": "replay"}},

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from infill_lsp.lsp_client import LspClient, LspResponseError
+from lab.fixtures.lsp_client import LspClient, LspResponseError
 
 REPO = Path(__file__).resolve().parents[1]
 URI = "file:///tmp/rename.py"

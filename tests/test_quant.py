@@ -12,7 +12,7 @@ from safetensors.torch import load_file, save_file
 from engine.model import InfillTransformer, ModelConfig
 from engine.quant import Int4Linear, Int8Linear, prepare_for_load, quantize_model
 from engine.quant import formats
-from engine.quant.cli import main as quantize_main
+from engine.quant.quantized_dir import main as quantize_main
 from engine.types import InfillError
 
 # ffn_hidden=88 is not a multiple of any int4 group size: exercises the K padding.
@@ -208,7 +208,7 @@ def test_cli_keeps_a_bf16_source_in_bf16(tmp_path: Path) -> None:
 
 
 def test_cli_failure_leaves_no_half_written_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.quant.cli as cli
+    import engine.quant.quantized_dir as cli
 
     write_float_dir(tmp_path / "fp", tiny_model())
 
@@ -248,7 +248,7 @@ def test_cli_bad_inputs_give_one_line_errors(tmp_path: Path, capsys: pytest.Capt
 @pytest.mark.parametrize("bits", [8, 4])
 def test_engine_load_runs_a_quantized_directory(tmp_path: Path, bits: int) -> None:
     import engine
-    from engine.testing import make_tiny_model_dir
+    from lab.fixtures.tiny_model import make_tiny_model_dir
 
     src = make_tiny_model_dir(tmp_path / "fp")
     assert quantize_main([str(src), str(tmp_path / "q"), "--bits", str(bits)]) == 0
@@ -259,8 +259,8 @@ def test_engine_load_runs_a_quantized_directory(tmp_path: Path, bits: int) -> No
 
 
 def test_eval_exact_compares_variants_on_held_out_items(tmp_path: Path) -> None:
-    from engine.quant.eval_exact import evaluate
-    from engine.testing import make_tiny_model_dir
+    from lab.quant.exact import evaluate
+    from lab.fixtures.tiny_model import make_tiny_model_dir
 
     result = evaluate(make_tiny_model_dir(tmp_path / "fp"), limit=2)
     rows = {r["variant"]: r for r in result["rows"]}

@@ -263,3 +263,73 @@ def test_copy_weight_turns_an_unsure_position_into_the_copied_token(tok):
     copied = run_to_end(denoise(model, tok, context, SamplerSettings(copy_weight=0.6, max_tokens=2), copy_source=source))
     assert tok.encode(plain.middle)[0] == 20
     assert tok.encode(copied.middle)[0] == 50
+
+
+def test_a_grammar_that_fails_to_build_is_an_error_not_an_unconstrained_infill(tiny_engine, monkeypatch):
+    """Issue 17: `_constraint_for` used to swallow every exception, so a grammar bug
+    silently turned the constraint off. Only a language without a grammar means none."""
+    import grammars
+
+    assert tiny_engine.infill("x = ", "\n", language="cobol", max_tokens=2).stop_reason  # no grammar: unconstrained
+
+    def broken(language):
+        raise RuntimeError("grammar bug")
+
+    monkeypatch.setattr(grammars, "constraint_for", broken)
+    with pytest.raises(RuntimeError, match="grammar bug"):
+        tiny_engine.infill("x = ", "\n", language="python", max_tokens=2)
+    assert tiny_engine.infill("x = ", "\n", language="python", max_tokens=2, constrained=False).forwards >= 1
+
+
+def test_the_sampler_steps_compose_into_the_driver(tok):
+    """forward -> predict -> propose -> constrain -> commit -> edit -> grow, called one by
+    one with the forward pass outside, give what `denoise` gives: the driver adds nothing
+    but the loop (and a caller may run the forward for several requests at once)."""
+    from engine.sampler import Denoising, commit, constrain, edit, grow, predict, propose
+
+    model = ScriptedModel(tok, [5, 6, 7], [0.95, 0.95, 0.3])
+    settings = SamplerSettings(max_tokens=8, block_size=4, confidence_threshold=0.9, contiguous=False)
+    whole = run_to_end(denoise(model, tok, None, settings))
+    run = Denoising.begin(tok, settings, None, "", "", None, 0.0, 0)
+    steps = 0
+    while run.stop is None:
+        logits = model.canvas_logits(None, torch.tensor([run.canvas.ids]))[0]
+        probs = predict(logits, run)
+        proposals = propose(probs, run.canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous) if run.canvas.masked_positions() else []
+        changes = commit(run.canvas, constrain(proposals, probs, run))
+        edit(probs, run, frozen={c.position for c in changes})
+        steps += 1
+        run.stop = grow(run)
+    assert tok.decode(run.canvas.middle_ids()) == whole.middle and steps == whole.forwards
+    # The same through the state's own interface: canvas out, logits in.
+    again = Denoising.begin(tok, settings, None, "", "", None, 0.0, 0)
+    while (ids := again.canvas_ids()) is not None:
+        again.advance(model.canvas_logits(None, torch.tensor([ids]))[0])
+    assert again.finish().result.middle == whole.middle
+
+
+def test_a_sure_end_closes_a_contiguous_run_in_the_same_pass(tok):
+    # Text and the end right after it are sure: one pass writes the middle and ends it.
+    target = [20, 21, 22]
+    model = ScriptedModel(tok, target, confidence=[0.99, 0.99, 0.99, 0.99])
+    steps, result = _run(model, tok, contiguous=True, end_in_run=True, confidence_threshold=0.9, max_edit_passes=0)
+    assert result.middle == tok.decode(target) and result.stop_reason == "end_of_middle"
+    assert [c.kind for c in steps[0].changes].count("end") == 1 and len(steps) == 2  # one pass, then the result
+    # Without the rule the end waits for a pass of its own.
+    steps_before, result_before = _run(model, tok, contiguous=True, end_in_run=False, confidence_threshold=0.9, max_edit_passes=0)
+    assert result_before.middle == result.middle and len(steps_before) == len(steps) + 1
+    # An unsure end does not join the run.
+    model = ScriptedModel(tok, target, confidence=[0.99, 0.99, 0.99, 0.5])
+    steps, _ = _run(model, tok, contiguous=True, end_in_run=True, confidence_threshold=0.9, max_edit_passes=0)
+    assert "end" not in [c.kind for c in steps[0].changes]
+
+
+def test_an_end_is_never_committed_behind_a_vetoed_position(tok):
+    # The constraint refuses the text at position 1 (and its fallbacks): the sure end at
+    # position 3 must not close the middle over the hole.
+    from engine.sampler import CanvasState, Proposal, commit
+
+    canvas = CanvasState(4, tok)
+    changes = commit(canvas, [Proposal(0, 20, 0.99), Proposal(3, tok.eom_id, 0.99), Proposal(2, 22, 0.95)])
+    assert [c.kind for c in changes] == ["commit", "commit"]
+    assert canvas.ids[1] == tok.mask_id and canvas.end() is None

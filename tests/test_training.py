@@ -8,9 +8,9 @@ import torch
 import engine
 from engine.modeldir import load_infill_model, read_config
 from engine.tokenizer import Tokenizer
-from engine.training import train
-from engine.training.data import DataConfig, ExampleStream, collate, make_example
-from engine.training.tokenizer_train import train_tokenizer
+from lab.training import train
+from lab.training.data import DataConfig, ExampleStream, collate, make_example
+from lab.training.tokenizer_train import train_tokenizer
 
 
 def _corpus(tmp: Path) -> Path:
@@ -77,8 +77,8 @@ def test_few_steps_lower_the_loss_and_resume_continues(tmp_path):
     assert any("step" in json.loads(l) for l in (run / "log.jsonl").read_text().splitlines())
 
     # Each checkpoint kept a snapshot of its weights; averaging them is measured, not assumed.
-    from engine.training import average
-    from engine.training.snapshots import snapshot_paths
+    from lab.training import average
+    from lab.training.snapshots import snapshot_paths
 
     snaps = snapshot_paths(run)
     assert [p.name for p in snaps] == ["step_000060.pt", "step_000070.pt"]
@@ -95,7 +95,7 @@ def test_few_steps_lower_the_loss_and_resume_continues(tmp_path):
 
 def test_worker_processes_prepare_distinct_well_formed_batches(tmp_path):
     # The GPU path (--data-workers N): batches come from N processes, each its own stream.
-    from engine.training.data import batch_source
+    from lab.training.data import batch_source
 
     corpus = _corpus(tmp_path)
     docs = [json.loads(l) for l in (corpus / "train.jsonl").read_text().splitlines()]
@@ -121,3 +121,101 @@ def test_worker_processes_prepare_distinct_well_formed_batches(tmp_path):
     assert train.main(args) == 0
     assert read_config(run / "model")["training"]["steps"] == 6
     assert not (run / "snapshots").exists()
+
+
+def test_chunked_linear_cross_entropy_matches_autograd():
+    # The fused projection + CE gives the same loss and gradients as the plain way.
+    from lab.training.loss import linear_cross_entropy
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    hidden = torch.randn(37, 16, requires_grad=True)
+    weight = torch.randn(50, 16, requires_grad=True)
+    targets = torch.randint(0, 50, (37,))
+    w = torch.rand(37)
+    out = linear_cross_entropy(hidden, weight, targets, w, chunk=8)
+    out.loss.backward()
+    h2, w2 = hidden.detach().clone().requires_grad_(), weight.detach().clone().requires_grad_()
+    ce = F.cross_entropy(h2 @ w2.t(), targets, reduction="none")
+    (ce * w).sum().backward()
+    assert torch.allclose(out.loss, (ce * w).sum(), atol=1e-4)
+    assert torch.allclose(out.ce, ce.detach(), atol=1e-5)
+    assert torch.equal(out.correct, (h2 @ w2.t()).argmax(-1) == targets)
+    assert torch.allclose(hidden.grad, h2.grad, atol=1e-5) and torch.allclose(weight.grad, w2.grad, atol=1e-5)
+    # Under bf16 autocast the matmuls run in bf16 and the result stays close.
+    hidden.grad = None
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out_bf16 = linear_cross_entropy(hidden, weight, targets, w, chunk=8)
+    assert abs(float(out_bf16.loss) - float(out.loss)) / float(out.loss) < 0.02
+
+
+def test_canvas_copies_are_complementary_and_see_only_the_context(tmp_path):
+    from engine.model import SEG_CANVAS, InfillTransformer
+
+    corpus = _corpus(tmp_path)
+    texts = [json.loads(l)["text"] for l in (corpus / "train.jsonl").read_text().splitlines()]
+    tok_path = tmp_path / "tok.json"
+    train_tokenizer(iter(texts), 400).save(str(tok_path))
+    tok = Tokenizer.from_file(tok_path)
+    cfg = DataConfig(prefix_tokens=64, suffix_tokens=32)
+    rng = random.Random(1)
+    examples = [make_example(texts[i % len(texts)], tok, cfg, rng) for i in range(6)]
+    batch = collate(examples, tok, cfg, rng, copies=2)
+    for row, ex in enumerate(examples):
+        first, second = batch.segments[row] == SEG_CANVAS, batch.segments[row] == SEG_CANVAS + 1
+        assert int(first.sum()) == int(second.sum()) == len(ex.canvas)
+        assert torch.equal(batch.targets[row][first], batch.targets[row][second])  # one middle, two noisings
+        assert torch.equal(batch.positions[row][first], batch.positions[row][second])
+        m1, m2 = batch.masked[row][first], batch.masked[row][second]
+        if m1.all() or (~m1).all():
+            continue  # a forced mask breaks exact complementarity on tiny canvases
+        assert torch.equal(m1, ~m2)  # every middle token is masked in exactly one copy
+        assert int(batch.canvas_lengths[row]) == 2 * len(ex.canvas)
+    mask = InfillTransformer.attention_mask(batch.segments)[:, 0]
+    seg = batch.segments
+    q, k = seg.unsqueeze(2), seg.unsqueeze(1)
+    # A copy never sees the other copy; every copy sees the whole context.
+    assert not mask[(q == SEG_CANVAS) & (k == SEG_CANVAS + 1)].any()
+    assert not mask[(q == SEG_CANVAS + 1) & (k == SEG_CANVAS)].any()
+    assert mask[(q >= SEG_CANVAS) & ((k == 1) | (k == 2))].all()
+    # The context never sees a canvas copy.
+    assert not mask[((q == 1) | (q == 2)) & (k >= SEG_CANVAS)].any()
+
+
+def test_batches_group_examples_of_similar_length(tmp_path):
+    corpus = _corpus(tmp_path)
+    docs = [json.loads(l) for l in (corpus / "train.jsonl").read_text().splitlines()]
+    tok_path = tmp_path / "tok.json"
+    train_tokenizer((d["text"] for d in docs), 400).save(str(tok_path))
+    tok = Tokenizer.from_file(tok_path)
+    cfg = DataConfig(prefix_tokens=64, suffix_tokens=32)
+    stream = ExampleStream(docs, tok, cfg, seed=0)
+    pad = sum(float((b.segments == 0).float().mean()) for b, _ in zip(stream.batches(8, pool=8), range(16))) / 16
+    unsorted = ExampleStream(docs, tok, cfg, seed=0)
+    pad_unsorted = sum(float((b.segments == 0).float().mean()) for b, _ in zip(unsorted.batches(8, pool=1), range(16))) / 16
+    assert pad < pad_unsorted
+
+
+def test_block_attention_equals_the_full_mask_on_real_positions(tmp_path):
+    # Training attends per aligned block; it must be the same attention as the mask
+    # that defines the model (engine.model.InfillTransformer.attention_mask).
+    from engine.model import InfillTransformer, ModelConfig
+
+    corpus = _corpus(tmp_path)
+    texts = [json.loads(l)["text"] for l in (corpus / "train.jsonl").read_text().splitlines()]
+    tok_path = tmp_path / "tok.json"
+    train_tokenizer(iter(texts), 400).save(str(tok_path))
+    tok = Tokenizer.from_file(tok_path)
+    cfg = DataConfig(prefix_tokens=64, suffix_tokens=32)
+    rng = random.Random(2)
+    examples = [make_example(texts[i % len(texts)], tok, cfg, rng) for i in range(5)]
+    examples.append(make_example(texts[0][:40], tok, cfg, rng))  # a short row: pads in every block
+    batch = collate(examples, tok, cfg, rng, copies=2)
+    assert batch.layout is not None and (batch.segments == 0).any()
+    torch.manual_seed(0)
+    model = InfillTransformer(ModelConfig(vocab_size=tok.vocab_size, d_model=32, n_layers=2, n_heads=2, ffn_hidden=80)).eval()
+    with torch.no_grad():
+        blocked = model(batch.ids, batch.positions, batch.segments, batch.layout)
+        full = model(batch.ids, batch.positions, batch.segments)
+    real = batch.segments != 0
+    assert torch.allclose(blocked[real], full[real], atol=1e-5)

@@ -2,7 +2,7 @@
 
     prepare_for_load(model, config["quantization"])  # used by engine.modeldir when loading
     quantize_model(model, bits=8)                     # in place; returns that config record
-    python -m engine.quant.cli MODEL_DIR OUT_DIR --bits 4   # `infill quantize ...`
+    python -m engine.quant.quantized_dir MODEL_DIR OUT_DIR --bits 4   # `infill quantize ...`
 
 Triton kernels (CUDA) live in engine.quant.triton_kernels and are imported lazily, so
 this package imports without triton. bitsandbytes loading for other checkpoints:

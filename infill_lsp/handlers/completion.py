@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..text import units_in
+from engine.text import units_in
 from .accept import accept_command
 
 if TYPE_CHECKING:

@@ -5,20 +5,23 @@
 
 The document's recent edits come from the server's own didChange history
 (infill_lsp/edit_history.py). As for inline completion: a newer request for the same
-document supersedes older ones, the server waits `debounceMs` first, `$/cancelRequest`
-stops the model at its next pass; and a request for a version other than the document's
-current one (or a document that changed while the model ran) gets no edits.
+document supersedes older ones (the engine worker's supersede, engine/worker.py), the
+server waits `debounceMs` first, `$/cancelRequest` stops the model at its next pass; and
+a request for a version other than the document's current one (or a document that
+changed while the model ran) gets no edits. The work is the engine's `next_edit` method.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+
+from engine.types import InfillError
+from engine.worker import NextEditCall
 
 from ..documents import UnknownDocument
 from ..engine_host import EngineUnavailable
@@ -57,8 +60,6 @@ def _empty(version: int | None, reason: str) -> dict:
 
 
 def register(server: "InfillServer") -> None:
-    in_flight: dict[str, list[threading.Event]] = {}
-
     @server.feature(NEXT_EDIT_METHOD)
     async def next_edit(ls: "InfillServer", params: Any) -> dict:
         started = time.perf_counter()
@@ -73,35 +74,19 @@ def register(server: "InfillServer") -> None:
             ls.stats.count("next_edit_stale")
             return _empty(version, "stale version")
         # Supersede: the newest request for a document is the only one worth answering.
-        cancel = threading.Event()
-        for older in in_flight.get(uri, []):
-            older.set()
-        in_flight.setdefault(uri, []).append(cancel)
+        cancel = ls.engine.supersede(("next_edit", uri))
         try:
             if ls.settings.debounce_ms > 0:
                 await asyncio.sleep(ls.settings.debounce_ms / 1000)
             if cancel.is_set():
                 return _empty(version, "superseded")
-            engine = await ls.engine.wait_ready()
             text, at_version = document.text, document.version
             offset = document.offset_at(position, ls.documents.encoding)
-            history = ls.edit_history.entries(uri)
-            language = _language(ls, document.language_id)
-            limits = dict(ls.settings.next_edit)
-
-            def run() -> Any:
-                if cancel.is_set():
-                    return None
-                from engine.next_edit import next_edit as suggest  # deferred: imports torch
-
-                return suggest(engine, text, offset, history, language=language, cancel=cancel, **limits)
-
-            run_future = ls.engine.run_on_worker(run)
-            try:
-                result = await asyncio.shield(run_future)
-            except asyncio.CancelledError:
-                cancel.set()
-                raise
+            call = NextEditCall(text, offset, ls.edit_history.entries(uri), _language(ls, document.language_id), dict(ls.settings.next_edit))
+            outcome = await ls.engine.run(("next_edit", uri), call, cancel)
+            if outcome.error is not None:
+                raise outcome.error
+            result = outcome.result
             if result is None or cancel.is_set():
                 return _empty(version, "superseded")
             if document.version != at_version or document.text != text:
@@ -126,17 +111,11 @@ def register(server: "InfillServer") -> None:
             cancel.set()
             raise
         except Exception as error:  # a bad limit (InfillError) or an engine bug: log it, answer nothing
-            if type(error).__name__ != "InfillError":
+            if not isinstance(error, InfillError):
                 log.exception("next edit failed")
                 ls.stats.count("errors")
             ls.tell_log(f"next edit failed: {type(error).__name__}: {error}", types.MessageType.Warning)
             return _empty(version, "error")
-        finally:
-            tickets = in_flight.get(uri, [])
-            if cancel in tickets:
-                tickets.remove(cancel)
-            if not tickets:
-                in_flight.pop(uri, None)
 
 
 def _point(document: Any, offset: int, encoding: str) -> dict:

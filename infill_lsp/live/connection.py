@@ -1,7 +1,9 @@
 """One WebSocket connection: reads client messages, keeps its sessions, routes engine frames.
 
-Everything here runs on the event loop. The only cross-thread entry is `_post`, which the
-engine thread calls through `Job.deliver`; it merely schedules `_on_engine` on the loop.
+Everything here runs on the event loop. The only cross-thread entries are the job's
+`on_step` / `on_done` callbacks, which the engine worker's thread calls; they merely
+schedule `_on_engine` on the loop. Supersede and cancel go through the engine worker
+(engine/worker.py): group = this connection, key = the session.
 """
 from __future__ import annotations
 
@@ -10,15 +12,16 @@ import json
 import logging
 from typing import Any, Optional, Protocol, Union
 
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
+from engine.types import InfillError
+from engine.worker import EngineWorker, InfillCall, Job, Outcome
 
 from . import protocol as p
+from .channel import Channel, ChannelClosed
 from .document import Document
+from .frames import result_payload, step_payload
 from .limits import Limits, TokenBucket
 from .outbox import BacklogOverflow, Outbox
-from .scheduler import Deliver, FairScheduler, Job
-from .session import ActiveRequest, Session, split_context
+from .session import ActiveRequest, Session
 
 log = logging.getLogger("infill.live")
 
@@ -29,7 +32,7 @@ class Hub(Protocol):
     """What a connection needs from the server that owns it."""
 
     limits: Limits
-    scheduler: FairScheduler
+    worker: EngineWorker
     model_name: str
 
     def token_ok(self, token: Optional[str]) -> bool: ...
@@ -38,7 +41,7 @@ class Hub(Protocol):
 
 
 class LiveConnection:
-    def __init__(self, hub: Hub, ws: ServerConnection) -> None:
+    def __init__(self, hub: Hub, ws: Channel) -> None:
         self.hub = hub
         self.ws = ws
         self.limits = hub.limits
@@ -52,7 +55,6 @@ class LiveConnection:
 
     async def serve(self) -> None:
         sender = asyncio.create_task(self._send_loop())
-        keepalive = asyncio.create_task(self._keepalive())
         self.send({"type": "hello", "protocol": p.PROTOCOL_VERSION, "server": "infill-live",
                    "model": self.hub.model_name, "limits": self.limits.public()})
         try:
@@ -62,16 +64,15 @@ class LiveConnection:
                     # sits behind it, and the closing handshake cannot finish until it is read.
                     continue
                 self._handle(raw)
-        except ConnectionClosed:
+        except ChannelClosed:
             pass
         finally:
-            keepalive.cancel()
             self._teardown()
             if self.closing:
                 # Let the sender deliver the error frame and close with the documented code.
                 try:
                     await asyncio.wait_for(sender, timeout=5.0)
-                except (asyncio.TimeoutError, ConnectionClosed):
+                except (asyncio.TimeoutError, ChannelClosed):
                     pass
             sender.cancel()
 
@@ -86,7 +87,7 @@ class LiveConnection:
             log.warning("closing a live connection that stopped reading: %s", exc)
             self.closing = True
             self._close_task = self.loop.create_task(
-                self._close_or_abort(p.CLOSE_TOO_SLOW, "client too slow: frame backlog overflowed"))
+                self._close_in_time(p.CLOSE_TOO_SLOW, "client too slow: frame backlog overflowed"))
 
     def close_after_flush(self, code: int, reason: str) -> None:
         if self.closing:
@@ -100,52 +101,28 @@ class LiveConnection:
             while True:
                 frame = await self.outbox.get()
                 if frame["type"] == _CLOSE_MARK:
-                    await self._close_or_abort(frame["code"], frame["reason"])
+                    await self._close_in_time(frame["code"], frame["reason"])
                     return
                 try:
-                    # A client that reads nothing stalls this send for good (and websockets'
-                    # keepalive ping, which waits behind it): give up after a while.
+                    # A client that reads nothing stalls this send for good: give up after a while.
                     await asyncio.wait_for(self.ws.send(_dumps(frame)), self.limits.send_stall_seconds)
                 except asyncio.TimeoutError:
                     log.warning("closing a live connection that stopped reading: a frame waited %g s to be sent",
                                 self.limits.send_stall_seconds)
                     self.closing = True
-                    await self._close_or_abort(p.CLOSE_TOO_SLOW, "client too slow: nothing read for "
-                                               f"{self.limits.send_stall_seconds:g} s")
+                    await self._close_in_time(p.CLOSE_TOO_SLOW, "client too slow: nothing read for "
+                                              f"{self.limits.send_stall_seconds:g} s")
                     return
-        except ConnectionClosed:
+        except ChannelClosed:
             pass
 
-    async def _keepalive(self) -> None:
-        """Ping every `keepalive_seconds`; no pong within as long means the client stopped
-        reading (a pong is sent by a client's read loop): close with 4008. This replaces
-        websockets' own keepalive, which closes with 1011 and whose ping can wait forever
-        behind unread frames."""
-        interval = self.limits.keepalive_seconds
-        while not self.closing:
-            await asyncio.sleep(interval)
-            try:
-                pong = await asyncio.wait_for(self.ws.ping(), interval)
-                await asyncio.wait_for(pong, interval)
-            except asyncio.TimeoutError:
-                if self.closing:
-                    return
-                log.warning("closing a live connection that stopped reading: no answer to a ping for %g s", interval)
-                self.closing = True
-                self.outbox.drop_all()
-                await self._close_or_abort(p.CLOSE_TOO_SLOW, f"client too slow: no pong for {interval:g} s")
-                return
-            except ConnectionClosed:
-                return
-
-    async def _close_or_abort(self, code: int, reason: str) -> None:
-        """Close with `code`; the close frame waits behind unread data, so a client that
-        still reads nothing gets the TCP connection dropped instead (its memory freed)."""
+    async def _close_in_time(self, code: int, reason: str) -> None:
+        """Close with `code`. The close frame waits behind unread data: a client that still
+        reads nothing is dropped by the server's keepalive (infill_lsp/live/ws_protocol.py),
+        so this gives up waiting after a while rather than hold the connection's task."""
         try:
             await asyncio.wait_for(self.ws.close(code, reason), self.limits.send_stall_seconds)
-        except asyncio.TimeoutError:
-            self.ws.transport.abort()
-        except ConnectionClosed:
+        except (asyncio.TimeoutError, ChannelClosed):
             pass
 
     # -- incoming -------------------------------------------------------------------------
@@ -223,27 +200,26 @@ class LiveConnection:
         except p.ProtocolError as err:
             err.request_id = message.request_id
             raise
-        prefix, suffix = split_context(session.document.text, start, end,
-                                       prefix_chars=self.limits.prefix_chars, suffix_chars=self.limits.suffix_chars)
         self._cancel_active(session, "superseded")
-        job = Job(connection=id(self), session=session.id, request_id=message.request_id, prefix=prefix,
-                  suffix=suffix, language=session.language, settings={**session.settings, **message.settings},
-                  deliver=lambda kind, payload: None)
-        job.deliver = self._poster(job)  # needs the job itself, so it is set after construction
-        session.active = ActiveRequest(job, message.range, session.document.version)
-        self.hub.scheduler.submit(job)
+        # The whole text around the range: the engine decides the window (engine/window.py).
+        text = session.document.text
+        call = InfillCall(text[:start], text[end:], session.language, {**session.settings, **message.settings})
+        job = Job(id(self), session.id, call, self.hub.worker.supersede(id(self), session.id))
+        job.on_step = lambda step: self._post(job, "step", step)
+        job.on_done = lambda outcome: self._post(job, "done", outcome)
+        session.active = ActiveRequest(job, message.request_id, message.range, session.document.version)
+        self.hub.worker.submit(job)
         self.send({"type": "queued", "session": session.id, "id": message.request_id,
-                   "pending": self.hub.scheduler.pending()})
+                   "pending": self.hub.worker.pending()})
 
     def _cancel_active(self, session: Session, reason: str) -> None:
         active = session.active
         if active is None:
             return
         session.active = None
-        active.job.cancel.set()
-        self.hub.scheduler.withdraw(id(self), session.id)
-        self.outbox.drop_request(session.id, active.job.request_id)
-        self.send({"type": "cancelled", "session": session.id, "id": active.job.request_id, "reason": reason})
+        self.hub.worker.cancel(id(self), session.id)
+        self.outbox.drop_request(session.id, active.request_id)
+        self.send({"type": "cancelled", "session": session.id, "id": active.request_id, "reason": reason})
 
     def _close_session(self, session_id: str) -> None:
         session = self._session(session_id)
@@ -255,38 +231,38 @@ class LiveConnection:
     def _teardown(self) -> None:
         for session in self.sessions.values():
             if session.active is not None:
-                session.active.job.cancel.set()
-                self.hub.scheduler.withdraw(id(self), session.id)
+                self.hub.worker.cancel(id(self), session.id)
                 session.active = None
             self.hub.release_session()
         self.sessions.clear()
 
     # -- from the engine thread ---------------------------------------------------------------
 
-    def _poster(self, job: Job) -> Deliver:
-        def post(kind: str, payload: dict[str, Any]) -> None:
-            try:
-                self.loop.call_soon_threadsafe(self._on_engine, job, kind, payload)
-            except RuntimeError:
-                pass  # the loop is gone: the server is shutting down
-        return post
+    def _post(self, job: Job, kind: str, payload: Any) -> None:
+        """Called on the engine worker's thread: hand the event to the loop, never block."""
+        try:
+            self.loop.call_soon_threadsafe(self._on_engine, job, kind, payload)
+        except RuntimeError:
+            pass  # the loop is gone: the server is shutting down
 
-    def _on_engine(self, job: Job, kind: str, payload: dict[str, Any]) -> None:
-        session = self.sessions.get(job.session)
+    def _on_engine(self, job: Job, kind: str, payload: Any) -> None:
+        session = self.sessions.get(job.key)  # type: ignore[arg-type]
         if session is None or session.active is None or session.active.job is not job or job.cancel.is_set():
             return  # superseded, cancelled or closed: its terminal frame was already sent
-        if kind == "step":
-            self.send({"type": "step", "session": session.id, "id": job.request_id, **payload})
-            return
         active = session.active
+        if kind == "step":
+            self.send({"type": "step", "session": session.id, "id": active.request_id, **step_payload(payload, job)})
+            return
         session.active = None
-        if kind == "result":
-            self.send({"type": "result", "session": session.id, "id": job.request_id, "version": active.version,
-                       "range": active.range.to_json(), **payload})
-        else:
-            self.send(p.error_frame(payload["code"], payload["message"], session=session.id,
-                                    request_id=job.request_id))
-
+        outcome: Outcome = payload
+        if outcome.result is not None:
+            self.send({"type": "result", "session": session.id, "id": active.request_id, "version": active.version,
+                       "range": active.range.to_json(), **result_payload(outcome.result, job)})
+        elif isinstance(outcome.error, InfillError):  # its message is meant for users
+            self.send(p.error_frame(p.E_ENGINE, str(outcome.error), session=session.id, request_id=active.request_id))
+        else:  # an engine bug (logged by the worker) or a run that never produced a result
+            self.send(p.error_frame(p.E_INTERNAL, "the engine failed; see the server log", session=session.id,
+                                    request_id=active.request_id))
 
 def _dumps(frame: dict[str, Any]) -> str:
     return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))

@@ -8,11 +8,12 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class Limits:
-    max_message_bytes: int = 1 << 20  # larger frames close the connection with 1009
+    max_message_bytes: int = 1 << 20  # larger frames close the connection with 1009; larger HTTP bodies get 413
     max_document_chars: int = 500_000
     max_sessions_per_connection: int = 16
     max_sessions_total: int = 1024
     max_connections: int = 256  # further handshakes get HTTP 503
+    max_http_requests: int = 256  # completions queued or running at once; further ones get HTTP 429
     messages_per_second: float = 40.0  # sustained rate per connection
     message_burst: int = 80  # how many messages may arrive at once before the rate applies
     rate_strikes_before_close: int = 50  # refused messages in a row before closing with 4029
@@ -20,9 +21,6 @@ class Limits:
     send_stall_seconds: float = 15.0  # a frame that cannot be sent this long (nothing read): 4008, then drop
     keepalive_seconds: float = 20.0  # ping period; no pong within as long: 4008 (the client stopped reading)
     max_request_tokens: int = 256  # cap on a request's max_tokens
-    # The engine reads at most ~1k prefix tokens; handing it megabytes only costs tokenising.
-    prefix_chars: int = 32_000
-    suffix_chars: int = 16_000
 
     def public(self) -> dict[str, Any]:
         """What the `hello` frame tells clients."""

@@ -57,11 +57,6 @@ class Outbox:
             self._unsent_steps.pop((frame.get("session"), frame.get("id")), None)
         return frame
 
-    def drop_all(self) -> None:
-        """The connection is being closed: nothing waiting will be sent (its memory goes now)."""
-        self._frames.clear()
-        self._unsent_steps.clear()
-
     def drop_request(self, session: str, request_id: Optional[Any]) -> None:
         """Forget unsent step frames of a request that was cancelled (its `cancelled` frame follows)."""
         key = (session, request_id)

@@ -1,6 +1,7 @@
-"""The HTTP side of the port: the playground's static files and the handshake's Origin check.
+"""The playground's static files and the Origin policy of every request to the port.
 
-Browsers always send `Origin` on WebSocket handshakes, so checking it stops any web page
+Browsers always send `Origin` on WebSocket handshakes and on cross-origin `fetch` (every
+POST from another page), so checking it stops any web page
 the user happens to visit from driving the local server. The allowed origins are the
 server's own (derived from the address it binds, never from the request's Host header,
 which a DNS-rebinding page controls) plus those configured with --allow-origin.
@@ -8,16 +9,12 @@ Clients that are not browsers send no Origin; they are let through to the token 
 """
 from __future__ import annotations
 
-import email.utils
 import ipaddress
 from dataclasses import dataclass
 from importlib import resources
 from typing import Iterable, Optional
 
-from websockets.datastructures import Headers
-from websockets.http11 import Request, Response
-
-from .protocol import WEBSOCKET_PATH
+from starlette.responses import PlainTextResponse, Response
 
 STATIC_FILES = {
     "/": ("playground.html", "text/html; charset=utf-8"),
@@ -26,7 +23,7 @@ STATIC_FILES = {
     "/playground.css": ("playground.css", "text/css; charset=utf-8"),
 }
 
-_SECURITY_HEADERS = [
+SECURITY_HEADERS = [
     # The page needs nothing from elsewhere; 'self' also admits ws:// to this host:port.
     ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; "
      "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
@@ -72,33 +69,14 @@ class OriginPolicy:
 
 def static_response(path: str) -> Optional[Response]:
     if path == "/favicon.ico":
-        return _response(204, "No Content", b"", "image/x-icon")  # spares browsers a logged 404
+        return Response(b"", 204, headers=dict(SECURITY_HEADERS), media_type="image/x-icon")  # spares browsers a logged 404
     entry = STATIC_FILES.get(path)
     if entry is None:
         return None
     name, content_type = entry
     body = resources.files("infill_lsp").joinpath("static", name).read_bytes()
-    return _response(200, "OK", body, content_type)
+    return Response(body, 200, headers=dict(SECURITY_HEADERS), media_type=content_type)
 
 
-def text_response(status: int, reason: str, text: str) -> Response:
-    return _response(status, reason, text.encode(), "text/plain; charset=utf-8")
-
-
-def _response(status: int, reason: str, body: bytes, content_type: str) -> Response:
-    headers = Headers([
-        ("Date", email.utils.formatdate(usegmt=True)),
-        ("Connection", "close"),
-        ("Content-Length", str(len(body))),
-        ("Content-Type", content_type),
-        *_SECURITY_HEADERS,
-    ])
-    return Response(status, reason, headers, body)
-
-
-def request_path(request: Request) -> str:
-    return request.path.split("?", 1)[0].split("#", 1)[0]
-
-
-def is_websocket_path(request: Request) -> bool:
-    return request_path(request) == WEBSOCKET_PATH
+def text_response(status: int, text: str) -> Response:
+    return PlainTextResponse(text, status, headers=dict(SECURITY_HEADERS))

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
+from engine.types import SamplerSettings, SettingsError, brief, check_knobs, client_knobs
+
 PROTOCOL_VERSION = 1
 WEBSOCKET_PATH = "/ws"
 
@@ -43,21 +45,10 @@ _SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 _LANGUAGE = re.compile(r"^[A-Za-z0-9_+#.-]{1,32}$")
 _MAX_REQUEST_ID_CHARS = 64
 
-# Sampler knobs a client may set, with their type and inclusive bounds. Everything else
-# (context sizes) stays the server's business: it bounds the work one request can cost.
-_SETTING_RULES: dict[str, tuple[type, float, float]] = {
-    "max_tokens": (int, 1, 1024),  # further capped by Limits.max_request_tokens
-    "block_size": (int, 1, 256),
-    "confidence_threshold": (float, 0.0, 1.0),
-    "edit_threshold": (float, 0.0, 1.0),
-    "max_edit_passes": (int, 0, 8),
-    "temperature": (float, 0.0, 5.0),
-    "constrained": (bool, 0, 1),
-    "contiguous": (bool, 0, 1),
-    "left_to_right": (bool, 0, 1),
-    "copy_weight": (float, 0.0, 1.0),
-    "seed": (int, 0, 2**31 - 1),
-}
+# Sampler knobs a client may set: those the engine's settings schema marks `client`
+# (engine/types.py). The rest (context sizes, candidates) stay the server's business:
+# they bound the work one request can cost.
+CLIENT_SETTINGS = client_knobs(SamplerSettings)
 
 
 class ProtocolError(Exception):
@@ -76,12 +67,6 @@ class ProtocolError(Exception):
 
     def frame(self) -> dict[str, Any]:
         return error_frame(self.code, self.message, session=self.session, request_id=self.request_id)
-
-
-def _brief(value: Any, limit: int = 40) -> str:
-    """repr() of client-supplied input, cut short: error frames must not echo megabytes back."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def error_frame(code: str, message: str, *, session: Optional[str] = None,
@@ -168,7 +153,7 @@ def parse_message(raw: Union[str, bytes], *, max_request_tokens: int = 1024) -> 
         raise ProtocolError(E_BAD_MESSAGE, "missing string field \"type\"")
     parser = _PARSERS.get(kind)
     if parser is None:
-        raise ProtocolError(E_UNKNOWN_TYPE, f"unknown message type {_brief(kind)}; expected one of {', '.join(sorted(_PARSERS))}")
+        raise ProtocolError(E_UNKNOWN_TYPE, f"unknown message type {brief(kind)}; expected one of {', '.join(sorted(_PARSERS))}")
     session = data.get("session")
     if not isinstance(session, str) or not _SESSION_ID.match(session):
         raise ProtocolError(E_BAD_MESSAGE, "\"session\" must be 1-64 characters of A-Z a-z 0-9 _ . : -")
@@ -178,7 +163,7 @@ def parse_message(raw: Union[str, bytes], *, max_request_tokens: int = 1024) -> 
 def _parse_open(data: dict[str, Any], session: str, max_request_tokens: int) -> OpenMessage:
     protocol = data.get("protocol")
     if protocol != PROTOCOL_VERSION or isinstance(protocol, bool):
-        raise ProtocolError(E_UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}; got {_brief(protocol)}",
+        raise ProtocolError(E_UNSUPPORTED_PROTOCOL, f"this server speaks protocol {PROTOCOL_VERSION}; got {brief(protocol)}",
                             session=session)
     token = data.get("token")
     if token is not None and not isinstance(token, str):
@@ -262,30 +247,14 @@ def _parse_position(value: Any, name: str, session: Optional[str], request_id: U
 
 def parse_settings(value: Any, *, session: Optional[str], request_id: Union[str, int, None],
                    max_request_tokens: int) -> dict[str, Any]:
-    """Validate client sampler settings against _SETTING_RULES; unknown or out-of-bounds knobs are refused."""
+    """Validate client sampler settings with the engine's schema (engine.types.check_knobs):
+    unknown, server-only or out-of-bounds knobs are refused; max_tokens is further capped
+    by the server's `max_request_tokens`."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise ProtocolError(E_BAD_SETTINGS, "\"settings\" must be an object", session=session, request_id=request_id)
-    clean: dict[str, Any] = {}
-    for name, setting in value.items():
-        rule = _SETTING_RULES.get(name)
-        if rule is None:
-            raise ProtocolError(E_BAD_SETTINGS, f"unknown or server-only setting {_brief(name)}; clients may set "
-                                f"{', '.join(sorted(_SETTING_RULES))}", session=session, request_id=request_id)
-        kind, low, high = rule
-        if kind is int and name == "max_tokens":
-            high = min(high, max_request_tokens)
-        if kind is bool:
-            ok = isinstance(setting, bool)
-        elif kind is int:
-            ok = isinstance(setting, int) and not isinstance(setting, bool) and low <= setting <= high
-        else:
-            ok = isinstance(setting, (int, float)) and not isinstance(setting, bool) and low <= setting <= high
-            setting = float(setting) if ok else setting
-        if not ok:
-            bounds = "true or false" if kind is bool else f"a{'n integer' if kind is int else ' number'} in [{low}, {high}]"
-            raise ProtocolError(E_BAD_SETTINGS, f"setting {name!r} must be {bounds}; got {_brief(setting)}",
-                                session=session, request_id=request_id)
-        clean[name] = setting
-    return clean
+    try:
+        return check_knobs(SamplerSettings, value, allowed=CLIENT_SETTINGS, upper={"max_tokens": max_request_tokens})
+    except SettingsError as error:
+        raise ProtocolError(E_BAD_SETTINGS, str(error), session=session, request_id=request_id) from None

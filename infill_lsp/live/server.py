@@ -1,30 +1,35 @@
-"""`infill serve`: live rewrite sessions over WebSocket, and the playground page over HTTP.
+"""`infill serve`: live rewrite sessions, the playground and an OpenAI-style HTTP API, on one port.
 
-One port serves both: GET / (and the page's files) over plain HTTP, and the protocol at
-/ws. See docs/live-protocol.md for the protocol, its limits and its close codes.
+    GET / (the playground), WS /ws (docs/live-protocol.md), POST /v1/completions,
+    GET /v1/models, GET /health (docs/http-api.md)
+
+The app is infill_lsp/live/app.py; here it runs under uvicorn in this process. With
+--replicas N the same app runs in N Ray Serve replicas instead (infill_lsp/live/cluster.py).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
-import hmac
+import contextlib
 import logging
 import secrets
 import signal
+import socket
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.http11 import Request, Response
+import uvicorn
+
+from engine.types import InfillError
 
 from .. import redaction
 from . import pages
-from .connection import LiveConnection
+from .app import build_app
+from .hub import Hub
 from .limits import Limits
-from .protocol import PROTOCOL_VERSION, WEBSOCKET_PATH
-from .scheduler import FairScheduler
-from .worker import EngineWorker
+from .protocol import CLOSE_GOING_AWAY, PROTOCOL_VERSION, WEBSOCKET_PATH
+from .ws_protocol import LiveWebSocketProtocol
 
 log = logging.getLogger("infill.live")
 
@@ -38,177 +43,189 @@ class LiveConfig:
     limits: Limits = field(default_factory=Limits)
 
 
-class LiveServer:
-    def __init__(self, engine: Any, config: LiveConfig = LiveConfig(), *,
-                 error_type: Optional[type[BaseException]] = None) -> None:
-        self.engine = engine
+def urls(host: str, port: int, token: Optional[str]) -> dict[str, str]:
+    """The addresses `infill serve` prints. The token rides in the playground URL's
+    fragment, which browsers never send to a server or in a Referer."""
+    if host in ("0.0.0.0", "", "::"):
+        host = "127.0.0.1"
+    elif ":" in host:
+        host = f"[{host}]"
+    base = f"http://{host}:{port}"
+    return {"base": base, "playground": f"{base}/" + (f"#token={token}" if token else ""),
+            "websocket": f"ws://{host}:{port}{WEBSOCKET_PATH}", "api": f"{base}/v1"}
+
+
+class _Uvicorn(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield  # whoever runs the server owns the signals (main() below, or a test's thread)
+
+
+class LiveServer(Hub):
+    """A Hub served by uvicorn on one socket in this process."""
+
+    def __init__(self, engine: Any, config: LiveConfig = LiveConfig()) -> None:
+        super().__init__(engine, token=config.token or secrets.token_urlsafe(24), limits=config.limits)
         self.config = config
-        self.limits = config.limits
-        self.token = config.token or secrets.token_urlsafe(24)
         self.token_generated = config.token is None
-        self.model_name = str(getattr(engine, "model_name", "unknown"))
-        self.scheduler = FairScheduler()
-        if error_type is None:
-            from engine import InfillError
-            error_type = InfillError
-        self.worker = EngineWorker(engine, self.scheduler, error_type)
-        self.sessions_open = 0
-        self.connections = 0
-        self.origins = pages.OriginPolicy(frozenset())
-        self._server: Optional[Server] = None
-
-    # -- the Hub a connection sees ---------------------------------------------------------
-
-    def token_ok(self, token: Optional[str]) -> bool:
-        # Constant time (hmac.compare_digest); surrogatepass: a JSON "\udc80" in a guess
-        # must be refused like any wrong token, not raise.
-        if not isinstance(token, str):
-            return False
-        return hmac.compare_digest(token.encode("utf-8", "surrogatepass"), self.token.encode("utf-8", "surrogatepass"))
-
-    def reserve_session(self) -> bool:
-        if self.sessions_open >= self.limits.max_sessions_total:
-            return False
-        self.sessions_open += 1
-        return True
-
-    def release_session(self) -> None:
-        self.sessions_open -= 1
-
-    # -- lifecycle -----------------------------------------------------------------------
+        self._socket: Optional[socket.socket] = None
+        self._uvicorn: Optional[_Uvicorn] = None
+        self._serving: Optional[asyncio.Task[None]] = None
 
     @property
     def port(self) -> int:
-        assert self._server is not None, "start() first"
-        return int(self._server.sockets[0].getsockname()[1])
+        assert self._socket is not None, "start() first"
+        return int(self._socket.getsockname()[1])
 
     @property
     def host_for_urls(self) -> str:
-        host = self.config.host
-        if host in ("0.0.0.0", "", "::"):
-            return "127.0.0.1"
-        return f"[{host}]" if ":" in host else host
+        return urls(self.config.host, self.port, None)["base"].split("//", 1)[1].rsplit(":", 1)[0]
 
     @property
     def websocket_url(self) -> str:
-        return f"ws://{self.host_for_urls}:{self.port}{WEBSOCKET_PATH}"
+        return urls(self.config.host, self.port, None)["websocket"]
+
+    @property
+    def base_url(self) -> str:
+        return urls(self.config.host, self.port, None)["base"]
 
     @property
     def playground_url(self) -> str:
-        # The token rides in the fragment, which browsers never send to a server or in a Referer.
-        return f"http://{self.host_for_urls}:{self.port}/#token={self.token}"
+        return urls(self.config.host, self.port, self.token)["playground"]
 
     async def start(self) -> None:
-        self._server = await serve(
-            self._handle, self.config.host, self.config.port,
-            process_request=self._process_request,
-            max_size=self.limits.max_message_bytes,
-            compression=None,  # loopback: deflate would only spend CPU the engine needs
-            ping_interval=None,  # LiveConnection pings itself and closes non-readers with 4008
-        )
+        """Bind (OSError if the address is taken), then serve in the background."""
+        self._socket = bind_socket(self.config.host, self.config.port)
         self.origins = pages.OriginPolicy.build(self.config.host, self.port, self.config.allowed_origins)
-        self.worker.start()
+        config = uvicorn.Config(
+            # A client that answers no ping for keepalive_seconds is closed with 4008 (ws_protocol.py).
+            build_app(self), ws=LiveWebSocketProtocol, ws_max_size=self.limits.max_message_bytes,
+            ws_ping_interval=self.limits.keepalive_seconds, ws_ping_timeout=self.limits.keepalive_seconds,
+            ws_per_message_deflate=False,  # loopback: deflate would only spend CPU the engine needs
+            lifespan="off", log_level=logging.WARNING, access_log=False, server_header=False,
+            timeout_graceful_shutdown=5, limit_concurrency=self.limits.max_connections + self.limits.max_http_requests)
+        self._uvicorn = _Uvicorn(config)
+        self._serving = asyncio.ensure_future(self._uvicorn.serve(sockets=[self._socket]))
+        while not self._uvicorn.started:
+            if self._serving.done():
+                self._serving.result()  # raises what stopped it
+                raise RuntimeError("the HTTP server stopped while starting")
+            await asyncio.sleep(0.01)
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()  # closes open connections with 1001 (going away)
-            await self._server.wait_closed()
-        for job in self.scheduler.close():
-            job.cancel.set()
-        current = self.worker.current
-        if current is not None:
-            current.cancel.set()
-        if self.worker.is_alive():
-            await asyncio.to_thread(self.worker.join, 10.0)
+        for channel in list(self.channels):  # live clients learn why: 1001, going away
+            await channel.close(CLOSE_GOING_AWAY, "server shutting down")
+        await asyncio.to_thread(self.stop_engine)  # ends running streams, so shutdown need not wait for them
+        if self._uvicorn is not None and self._serving is not None:
+            self._uvicorn.should_exit = True
+            await self._serving
 
-    # -- handshake and connections ------------------------------------------------------------
 
-    def _process_request(self, connection: ServerConnection, request: Request) -> Optional[Response]:
-        if not pages.is_websocket_path(request):
-            page = pages.static_response(pages.request_path(request))
-            return page or pages.text_response(404, "Not Found", "not found\n")
-        origin = request.headers.get("Origin")
-        if not self.origins.allows(origin):
-            log.warning("refused a WebSocket handshake from origin %r", origin)
-            return pages.text_response(403, "Forbidden", f"origin {origin!r} is not allowed; "
-                                       "start the server with --allow-origin to admit it\n")
-        if self.connections >= self.limits.max_connections:
-            return pages.text_response(503, "Service Unavailable", "too many connections; try later\n")
-        return None  # go on with the WebSocket handshake
-
-    async def _handle(self, ws: ServerConnection) -> None:
-        self.connections += 1
-        try:
-            await LiveConnection(self, ws).serve()
-        finally:
-            self.connections -= 1
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port (IPv4 or IPv6 literal, or a name)."""
+    family, kind, proto, _, address = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(512)
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="infill serve", description="Live rewrite sessions over WebSocket, "
-                                     "with a browser playground on the same port.")
+    parser = argparse.ArgumentParser(prog="infill serve", description="Live rewrite sessions over WebSocket, a "
+                                     "browser playground and an OpenAI-style completions API, on one port.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
-    parser.add_argument("--port", type=int, default=8765, help="port for both HTTP and WebSocket (0 = any free)")
+    parser.add_argument("--port", type=int, default=8765, help="port for HTTP and WebSocket (0 = any free)")
     parser.add_argument("--token", help="secret clients must present; default: a random one, printed at start")
     parser.add_argument("--model", metavar="DIR", help="model directory (default: the embedded model)")
     parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
-                        help="also accept WebSocket handshakes from this browser origin (repeatable)")
+                        help="also accept requests from this browser origin (repeatable)")
     parser.add_argument("--max-sessions", type=int, default=Limits.max_sessions_per_connection,
                         help="sessions per connection")
     parser.add_argument("--rate", type=float, default=Limits.messages_per_second,
                         help="messages per second per connection")
     parser.add_argument("--log-level", default="WARNING", help="Python logging level for the server log")
+    cluster = parser.add_argument_group("scale-out on Ray Serve (needs the extra: pip install 'infill[cluster]')")
+    cluster.add_argument("--replicas", type=int, metavar="N",
+                         help="serve with N Ray Serve replicas, each with its own engine (default: one engine "
+                         "in this process, no Ray)")
+    cluster.add_argument("--ray-address", metavar="ADDR",
+                         help="join this Ray cluster (e.g. ray://head:10001 or auto) instead of starting a local one")
+    cluster.add_argument("--min-replicas", type=int, metavar="N", help="autoscale: fewest replicas (with --max-replicas)")
+    cluster.add_argument("--max-replicas", type=int, metavar="N", help="autoscale: most replicas")
+    cluster.add_argument("--target-ongoing-requests", type=float, default=2.0, metavar="R",
+                         help="autoscale: requests in flight per replica to aim for (default 2)")
+    cluster.add_argument("--replica-cpus", type=float, default=1.0, metavar="C",
+                         help="CPUs Ray reserves for each replica (default 1)")
     return parser
+
+
+def _usage_error(message: str) -> int:
+    print(f"infill serve: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     if not 0 <= args.port <= 65535:
-        print(f"infill serve: --port must be in 0..65535, got {args.port}", file=sys.stderr)
-        return 2
+        return _usage_error(f"--port must be in 0..65535, got {args.port}")
     if args.token is not None and len(args.token) < 8:
-        print("infill serve: --token must be at least 8 characters", file=sys.stderr)
-        return 2
+        return _usage_error("--token must be at least 8 characters")
     if args.max_sessions < 1 or args.rate <= 0:
-        print("infill serve: --max-sessions and --rate must be positive", file=sys.stderr)
-        return 2
-    if args.token is not None:
-        redaction.protect(args.token)
-    import engine
-    try:
-        eng = engine.load(model_dir=args.model)
-    except engine.InfillError as exc:
-        print(f"infill serve: {exc}", file=sys.stderr)
-        return 2
+        return _usage_error("--max-sessions and --rate must be positive")
     limits = replace(Limits(), max_sessions_per_connection=args.max_sessions, messages_per_second=args.rate,
                      message_burst=max(1, int(args.rate * 2)))
     config = LiveConfig(host=args.host, port=args.port, token=args.token,
                         allowed_origins=tuple(args.allow_origin), limits=limits)
-    server = LiveServer(eng, config, error_type=engine.InfillError)
-    redaction.protect(server.token)  # a generated one too: it is printed once, to stdout, never logged
+    if args.token is not None:
+        redaction.protect(args.token)
+    scale_out = (args.replicas, args.ray_address, args.min_replicas, args.max_replicas)
+    if any(value is not None for value in scale_out):
+        from .cluster import ClusterOptions  # no Ray import here: cluster.py imports it when it deploys
+
+        try:
+            options = ClusterOptions.from_args(args)
+        except ValueError as exc:
+            return _usage_error(str(exc))
+        from .cluster import serve_replicas
+
+        return serve_replicas(config, options, model_dir=args.model)
+    import engine
+    try:
+        eng = engine.load(model_dir=args.model)
+    except InfillError as exc:
+        return _usage_error(str(exc))
+    server = LiveServer(eng, config)
+    redaction.protect(server.token)  # a generated one too: it is printed once, in the banner, never logged
     try:
         return asyncio.run(_serve_until_signal(server))
     except KeyboardInterrupt:
         return 0
 
 
-async def _serve_until_signal(server: LiveServer) -> int:
-    try:
-        await server.start()
-    except OSError as exc:
-        print(f"infill serve: cannot listen on {server.config.host}:{server.config.port}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return 2
-    if not pages.is_loopback(server.config.host):
-        print(f"warning: listening on {server.config.host}, not loopback: anyone who can reach it and knows "
+def print_banner(config: LiveConfig, port: int, token: str, model: str, extra: str = "") -> None:
+    """What `infill serve` prints at start: where to connect, and the token if it made one."""
+    if not pages.is_loopback(config.host):
+        print(f"warning: listening on {config.host}, not loopback: anyone who can reach it and knows "
               "the token can use the model", file=sys.stderr)
-    playground = server.playground_url if server.token_generated else server.playground_url.split("#")[0]
-    print(f"infill serve: model {server.model_name}, protocol {PROTOCOL_VERSION}", flush=True)
-    print(f"  playground: {playground}", flush=True)
-    print(f"  websocket:  {server.websocket_url}", flush=True)
-    if server.token_generated:
-        print(f"  token:      {server.token}", flush=True)
+    generated = config.token is None
+    where = urls(config.host, port, token if generated else None)
+    print(f"infill serve: model {model}, protocol {PROTOCOL_VERSION}{extra}", flush=True)
+    print(f"  playground: {where['playground']}", flush=True)
+    print(f"  websocket:  {where['websocket']}", flush=True)
+    print(f"  api:        {where['api']}  (OpenAI-style: POST /completions, GET /models)", flush=True)
+    if generated:
+        print(f"  token:      {token}", flush=True)
+
+
+async def wait_for_signal() -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -217,6 +234,15 @@ async def _serve_until_signal(server: LiveServer) -> int:
         except (NotImplementedError, RuntimeError):
             pass  # not on this platform / not the main thread
     await stop.wait()
+
+
+async def _serve_until_signal(server: LiveServer) -> int:
+    try:
+        await server.start()
+    except OSError as exc:
+        return _usage_error(f"cannot listen on {server.config.host}:{server.config.port}: {exc.strerror or exc}")
+    print_banner(server.config, server.port, server.token, server.model_name)
+    await wait_for_signal()
     await server.stop()
     return 0
 

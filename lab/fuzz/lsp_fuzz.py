@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from infill_lsp.lsp_client import read_message
+from lab.fixtures.lsp_client import read_message
 
 from ..proc_stats import rss_mb
 from .reference import digest, lines_of, position_problem
@@ -451,7 +451,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     with tempfile.TemporaryDirectory(prefix="infill-fuzz-") as tmp:
         model = args.model
         if args.tiny and model is None:
-            from engine.testing import make_tiny_model_dir
+            from lab.fixtures.tiny_model import make_tiny_model_dir
 
             model = str(make_tiny_model_dir(Path(tmp) / "tiny"))
         figures = run(args.messages, args.seed, model, Path(tmp), progress=not args.quiet)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import math
 import os
@@ -40,11 +39,6 @@ TOKEN = "soak-token-not-a-secret-0001"
 LSP_SETTINGS = {"debounceMs": 15, "maxTokens": 16}
 
 
-def _cli_module() -> str:
-    """The module behind the `infill` command (it moved from engine.cli to infill_lsp.cli)."""
-    return "infill_lsp.cli" if importlib.util.find_spec("infill_lsp.cli") else "engine.cli"
-
-
 def _typing_files() -> list[Path]:
     candidates = sorted((REPO / "engine").glob("*.py")) + sorted((REPO / "infill_lsp").glob("*.py"))
     return [path for path in candidates if path.stat().st_size > 2000][:6]
@@ -58,7 +52,7 @@ def percentile(values: list[float], fraction: float) -> Optional[float]:
 
 
 async def _start_live(model: Optional[str], out: Path, env: dict) -> tuple[asyncio.subprocess.Process, str]:
-    argv = [sys.executable, "-m", _cli_module(), "serve", "--port", "0", "--token", TOKEN]
+    argv = [sys.executable, "-m", "infill_lsp.cli", "serve", "--port", "0", "--token", TOKEN]
     argv += ["--model", model] if model else []
     log = open(out / "live-server.log", "wb")
     stdout = out / "live-server.out"

@@ -6,8 +6,9 @@
 // ghost text from the server; Tab puts it in the file; the accept command reached the
 // server (its infill/stats count it); a broken setting gives a message naming the fix
 // while the editor stays usable; after a rename of one use of a name, the server's
-// next-edit suggestion is drawn, Tab jumps to it and Tab applies it. It does not judge
-// the completion's quality.
+// next-edit suggestion is drawn, Tab jumps to it and Tab applies it; with infill.remote.url
+// the ghost text comes from a running `infill serve` over HTTP. It does not judge the
+// completion's quality.
 
 import { spawn } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -180,6 +181,21 @@ async function waitForServerReady() {
   );
 }
 
+/** Types the function header and Enter in the open editor; returns the ghost text that appears. */
+async function typeHeaderForGhostText() {
+  await page.keyboard.type(HEADER, { delay: 30 });
+  await page.keyboard.press('Enter');
+  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
+  try {
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  } catch {
+    // VS Code asks again on an explicit trigger (Alt+\) if the first request was cancelled.
+    await page.keyboard.press('Alt+Backslash');
+    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
+  }
+  return ghost;
+}
+
 const infillStatus = () => page.locator('.statusbar-item').filter({ hasText: 'infill' }).first();
 
 before(async () => {
@@ -244,17 +260,7 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
 
   await openFile('main.py');
 
-  await page.keyboard.type(HEADER, { delay: 30 });
-  await page.keyboard.press('Enter');
-
-  const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
-  try {
-    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-  } catch {
-    // VS Code asks again on an explicit trigger (Alt+\) if the first request was cancelled.
-    await page.keyboard.press('Alt+Backslash');
-    await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
-  }
+  const ghost = await typeHeaderForGhostText();
   const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
   assert.match(ghostText, /\S/, 'ghost text is not empty');
   await page.screenshot({ path: join(env.artifacts, 'ghost-text.png') });
@@ -357,6 +363,62 @@ test('next edit from infill lsp: after renaming one use, Tab jumps to the next u
 
   // Feature detection: the real server's infill/nextEdit was used, never switched off.
   assert.doesNotMatch(readFileSync(findInfillLog(), 'utf8'), /next-edit suggestions are off/);
+});
+
+test('with infill.remote.url, ghost text comes from a running infill serve (token from a file)', async () => {
+  // A team server: `infill serve` on loopback with its own token; the extension's
+  // `infill lsp --remote` sends the completions there instead of loading a model.
+  const token = `e2e-remote-${Date.now()}`;
+  const tokenFile = join(root, 'remote-token');
+  writeFileSync(tokenFile, `${token}\n`);
+  const serve = spawn(env.infill, ['serve', '--port', '0', `--token=${token}`, ...(env.modelDir ? ['--model', env.modelDir] : [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const serveLog = [];
+  serve.stderr.on('data', (d) => serveLog.push(String(d)));
+  try {
+    const base = await new Promise((resolveBase, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`infill serve did not start:\n${out}${serveLog.join('')}`)), READY_TIMEOUT_MS);
+      serve.stdout.on('data', (d) => {
+        out += d;
+        const match = /api:\s+(http:\/\/\S+)\/v1/.exec(out);
+        if (match) {
+          clearTimeout(timer);
+          resolveBase(match[1]);
+        }
+      });
+      serve.once('exit', (code) => reject(new Error(`infill serve exited ${code}:\n${out}${serveLog.join('')}`)));
+    });
+    const served = async () => {
+      const health = await fetch(`${base}/health`, { headers: { Authorization: `Bearer ${token}` } });
+      return (await health.json()).counters.http_requests ?? 0;
+    };
+    const before = await served();
+    // infill.modelDir stays set: with a remote server it is simply not used.
+    writeSettings(userSettings({ 'infill.remote.url': base, 'infill.remote.tokenFile': tokenFile }));
+    await infillStatus().locator('.codicon-sparkle').waitFor({ state: 'detached', timeout: 30_000 }).catch(() => {});
+    await waitForServerReady();
+
+    writeFileSync(join(workspace, 'remote.py'), '# remote completions\n\n');
+    await page.keyboard.press('Escape');
+    await openFile('remote.py');
+    const ghost = await typeHeaderForGhostText();
+    await page.screenshot({ path: join(env.artifacts, 'remote-ghost-text.png') });
+    const remoteFile = join(workspace, 'remote.py');
+    const typed = await settledFileText((text) => text.includes(HEADER), 20_000, remoteFile);
+    await page.keyboard.press('Tab');
+    await ghost.waitFor({ state: 'hidden', timeout: 10_000 });
+    const accepted = await settledFileText((text) => text !== typed, 20_000, remoteFile);
+    assert.ok(accepted.replace(/\s/g, '').length > typed.replace(/\s/g, '').length, `Tab added the remote suggestion:\n${accepted}`);
+    assert.ok((await served()) > before, 'the completions were served by infill serve over HTTP');
+    const log = readFileSync(findInfillLog(), 'utf8');
+    assert.match(log, /--remote/, 'the extension started infill lsp --remote');
+    assert.doesNotMatch(log, new RegExp(token), 'the token never reaches the log');
+  } finally {
+    serve.kill('SIGTERM');
+    writeFileSync(join(env.artifacts, 'remote-serve.log'), serveLog.join(''));
+  }
 });
 
 test('"Open Live Playground" starts infill serve and opens its address in the browser', async () => {

@@ -29,7 +29,7 @@ export interface FileProbe {
 
 // `python -c` runs the same CLI entry point as the `infill` console script, so both ways
 // of starting accept the same subcommands and flags.
-export const PYTHON_BOOTSTRAP = 'import sys; from engine.cli import main; sys.exit(main())';
+export const PYTHON_BOOTSTRAP = 'import sys; from infill_lsp.cli import main; sys.exit(main())';
 
 export function findOnPath(program: string, envPath: string | undefined, probe: FileProbe, platform = process.platform): string | undefined {
   if (!envPath) {

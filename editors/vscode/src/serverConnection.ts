@@ -18,7 +18,7 @@ import { explainServerFailure, formatFailure, OutputTail } from './diagnose';
 import { checkModelDir, FileProbe, isLaunchProblem, Launcher, LaunchProblem, resolveLauncher } from './launcher';
 import { phaseAfterProgress } from './statusModel';
 import { serverSettings, ServerKey } from './serverSettings';
-import { readServerSettings } from './settings';
+import { readRemoteSettings, readServerSettings, remoteArgs } from './settings';
 import { StartedServer, startServerProcess } from './serverProcess';
 import { StatusBar } from './statusBar';
 
@@ -101,7 +101,8 @@ export class ServerConnection implements vscode.Disposable {
     }
     this.status.update({ phase: { kind: 'starting' } });
     this.runningOnce = false;
-    const extraArgs = readServerSettings(vscode.workspace.getConfiguration('infill').get('server')).args;
+    const infillConfig = vscode.workspace.getConfiguration('infill');
+    const extraArgs = [...remoteArgs(readRemoteSettings(infillConfig.get('remote'))), ...readServerSettings(infillConfig.get('server')).args];
     const client = new QuietLanguageClient(
       'infill',
       'infill',

@@ -46,4 +46,38 @@ export function readServerSettings(raw: unknown): ServerSettings {
  * Settings whose change needs a new server process (the rest reach the running server
  * through workspace/didChangeConfiguration).
  */
-export const RESTART_SETTINGS = ['infill.server', 'infill.modelDir'] as const;
+export const RESTART_SETTINGS = ['infill.server', 'infill.modelDir', 'infill.remote'] as const;
+
+/** The `infill.remote.*` settings: a team server that answers instead of a local model. */
+export interface RemoteSettings {
+  /** Base URL of `infill serve` (or any OpenAI-compatible server); empty = a local model. */
+  url: string;
+  /** File holding the token; empty = the INFILL_TOKEN environment variable, if any. */
+  tokenFile: string;
+  /** Model name to request; empty = the first one the server lists. */
+  model: string;
+}
+
+export function readRemoteSettings(raw: unknown): RemoteSettings {
+  const record = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  const text = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
+  return { url: text(record.url), tokenFile: text(record.tokenFile), model: text(record.model) };
+}
+
+/**
+ * Arguments for `infill lsp` that point it at a remote server. The token itself never
+ * goes on the command line (other users can read it there): only the file it is in.
+ */
+export function remoteArgs(remote: RemoteSettings): string[] {
+  if (!remote.url) {
+    return [];
+  }
+  const args = ['--remote', remote.url];
+  if (remote.tokenFile) {
+    args.push('--remote-token-file', remote.tokenFile);
+  }
+  if (remote.model) {
+    args.push('--remote-model', remote.model);
+  }
+  return args;
+}

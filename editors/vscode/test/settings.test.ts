@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { isEnabledForLanguage, readServerSettings } from '../src/settings';
+import { isEnabledForLanguage, readRemoteSettings, readServerSettings, remoteArgs } from '../src/settings';
 import { serverSettings } from '../src/serverSettings';
 
 test('per-language switch: explicit entry, then "*", with prose languages off by default', () => {
@@ -26,4 +26,16 @@ test('empty model dir and empty sampler table are not sent (server defaults appl
   assert.deepEqual(serverSettings((key) => user[key]), { debounceMs: 0 });
   const withSampler: Record<string, unknown> = { sampler: { blockSize: 8 } };
   assert.deepEqual(serverSettings((key) => withSampler[key]), { sampler: { blockSize: 8 } });
+});
+
+test('remote server: arguments for infill lsp carry the URL and the token file, never the token', () => {
+  assert.deepEqual(remoteArgs(readRemoteSettings(undefined)), []);
+  assert.deepEqual(remoteArgs(readRemoteSettings({ url: '  ', tokenFile: '/t' })), []);
+  assert.deepEqual(remoteArgs(readRemoteSettings({ url: ' http://gpu:8765 ', tokenFile: '/home/u/token', model: 3 })), [
+    '--remote',
+    'http://gpu:8765',
+    '--remote-token-file',
+    '/home/u/token',
+  ]);
+  assert.deepEqual(remoteArgs(readRemoteSettings({ url: 'http://gpu:8765', model: 'fim' })), ['--remote', 'http://gpu:8765', '--remote-model', 'fim']);
 });

@@ -11,6 +11,10 @@ local defaults = {
   filetypes = { "python", "javascript", "javascriptreact", "typescript", "typescriptreact", "go", "rust" },
   root_markers = { ".git", "pyproject.toml", "package.json", "go.mod", "Cargo.toml" },
   model_dir = nil, -- nil = the model embedded in infill
+  -- A team server instead of a model in this process: { url = "http://gpu-box:8765",
+  -- token_file = "~/.config/infill/token" (else $INFILL_TOKEN), model = nil, timeout = nil }.
+  -- The token is read by the server process, never put on its command line.
+  remote = nil,
   settings = {}, -- the "infill" section: debounceMs, maxTokens, constrained, temperature, ...
   accept_key = "<Tab>", -- insert-mode key that accepts the ghost text (falls through when none)
   next_key = "<M-]>", -- cycle suggestions (0.12+)
@@ -218,6 +222,28 @@ local function root_dir(bufnr)
   return found and vim.fs.dirname(found) or vim.fs.dirname(path)
 end
 
+--- The command that starts the server: `cmd`, plus --remote ... when `remote` is set.
+function M.server_cmd()
+  local cmd = vim.deepcopy(M.config.cmd)
+  local remote = M.config.remote
+  if type(remote) == "string" then
+    remote = { url = remote }
+  end
+  if type(remote) == "table" and remote.url and remote.url ~= "" then
+    vim.list_extend(cmd, { "--remote", remote.url })
+    if remote.token_file then
+      vim.list_extend(cmd, { "--remote-token-file", vim.fn.expand(remote.token_file) })
+    end
+    if remote.model then
+      vim.list_extend(cmd, { "--remote-model", remote.model })
+    end
+    if remote.timeout then
+      vim.list_extend(cmd, { "--remote-timeout", tostring(remote.timeout) })
+    end
+  end
+  return cmd
+end
+
 --- Start (or reuse) the server for one buffer.
 function M.attach(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
@@ -227,7 +253,7 @@ function M.attach(bufnr)
   local section = settings_section()
   return vim.lsp.start({
     name = "infill",
-    cmd = M.config.cmd,
+    cmd = M.server_cmd(),
     root_dir = root_dir(bufnr),
     init_options = section,
     settings = { infill = section },

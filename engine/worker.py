@@ -1,0 +1,303 @@
+"""The engine worker: one thread that owns the model, fed by a fair queue of requests.
+
+Every server front end (the language server, the live WebSocket server, next-edit in
+both) runs its model work here:
+
+    worker = EngineWorker(engine)                     # its thread starts at once
+    cancel = worker.supersede(group, key)             # a newer request for (group, key)
+                                                      #   cancels the older one, now
+    worker.submit(Job(group, key, InfillCall(prefix, suffix, language, settings),
+                      cancel, on_step=..., on_done=...))
+    outcome = await worker.run(job)                   # the same, awaited from asyncio
+    worker.cancel(group, key)                         # stop (group, key)'s request
+    worker.close()
+
+- Requests in: `Job`s. `group` is whose turn it is (a connection; the language server
+  is one group), `key` is what a newer request replaces within the group (a document,
+  a session). At most one job per (group, key) waits; a newer one takes its place in
+  the queue, and turns go round robin across groups, then across a group's keys, so
+  one client with many sessions cannot crowd out a client with one.
+- Results out: `on_step(DenoiseStep)` for every denoising pass (infill jobs), then
+  exactly one `on_done(Outcome)` per submitted job — also for one superseded before
+  it ran (`Outcome.started` False). Callbacks run on the worker thread: they must hand
+  off (e.g. `loop.call_soon_threadsafe`) and never block.
+- Per-request cancel: `job.cancel`, a threading.Event. Set it and the job never starts,
+  or the model stops at its next pass (its result then has stop_reason "cancelled").
+
+Batching (the next step, issue 18): `_take()` hands the loop one job today; a batched
+engine takes every pending InfillCall up to its batch size, denoises them together,
+and still reports per job (`on_step`, `on_done`, `cancel` stay per request).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Mapping, Optional, Union
+
+from engine.types import InfillError
+
+log = logging.getLogger("infill.worker")
+
+
+@dataclass(frozen=True)
+class InfillCall:
+    """Engine.stream(prefix, suffix, language, cancel, cross_file=..., **settings)."""
+
+    prefix: str
+    suffix: str
+    language: Optional[str] = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    cross_file: str = ""
+
+
+@dataclass(frozen=True)
+class NextEditCall:
+    """Engine.next_edit(document, cursor, history, language, cancel, **limits)."""
+
+    document: str
+    cursor: Any
+    history: Any = None
+    language: Optional[str] = None
+    limits: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """How a job ended: its result (InfillResult or NextEditResult), or the exception the
+    engine raised, or neither when it never ran."""
+
+    result: Any = None
+    error: Optional[BaseException] = None
+    started: bool = False  # the engine was called (a superseded queued job never is)
+    cancelled: bool = False  # its cancel was set by the time it ended
+
+
+@dataclass(eq=False)
+class Job:
+    group: Hashable
+    key: Hashable
+    call: Union[InfillCall, NextEditCall]
+    cancel: threading.Event = field(default_factory=threading.Event)
+    on_step: Optional[Callable[[Any], None]] = None  # called with each DenoiseStep (worker thread)
+    on_done: Optional[Callable[[Outcome], None]] = None  # called once (worker thread, or submit's caller)
+    received_at: float = field(default_factory=time.monotonic)
+    started_at: Optional[float] = None
+
+
+class FairQueue:
+    """Pending jobs: one per (group, key), round robin across groups, then keys."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._pending: "OrderedDict[Hashable, OrderedDict[Hashable, Job]]" = OrderedDict()
+        self._closed = False
+
+    def put(self, job: Job) -> Optional[Job]:
+        """Queue `job`; returns the older pending job of its (group, key) that it replaced."""
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the engine worker is closed")
+            keys = self._pending.setdefault(job.group, OrderedDict())
+            replaced = keys.get(job.key)
+            keys[job.key] = job  # an existing key keeps its place in the order
+            self._cond.notify()
+            return replaced
+
+    def withdraw(self, group: Hashable, key: Hashable) -> Optional[Job]:
+        """Remove and return (group, key)'s pending job, if it has not started yet."""
+        with self._cond:
+            keys = self._pending.get(group)
+            if not keys or key not in keys:
+                return None
+            job = keys.pop(key)
+            if not keys:
+                del self._pending[group]
+            return job
+
+    def __len__(self) -> int:
+        with self._cond:
+            return sum(len(keys) for keys in self._pending.values())
+
+    def take(self, timeout: Optional[float] = None) -> Optional[Job]:
+        """The next job in round-robin order; None when closed or after `timeout` seconds idle."""
+        with self._cond:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not self._pending:
+                if self._closed:
+                    return None
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+            group, keys = self._pending.popitem(last=False)
+            _, job = keys.popitem(last=False)
+            if keys:
+                self._pending[group] = keys  # back of the line: the other groups get a turn first
+            return job
+
+    def close(self) -> list[Job]:
+        """Stop handing out jobs; returns the ones still pending."""
+        with self._cond:
+            self._closed = True
+            left = [job for keys in self._pending.values() for job in keys.values()]
+            self._pending.clear()
+            self._cond.notify_all()
+            return left
+
+
+class EngineWorker:
+    """The thread that runs every model call of a server (module docstring)."""
+
+    def __init__(self, engine: Any, *, name: str = "infill-engine") -> None:
+        self.engine = engine  # may be swapped between jobs (a reloaded model)
+        self.queue = FairQueue()
+        self.current: Optional[Job] = None
+        self.completed = 0
+        self._tokens: dict[tuple[Hashable, Hashable], threading.Event] = {}
+        self._tokens_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+
+    # -- requests in -----------------------------------------------------------------------
+    def supersede(self, group: Hashable, key: Hashable) -> threading.Event:
+        """A fresh cancel token for a new request of (group, key); the previous request of
+        (group, key) is cancelled now, whether it waits in a front end (debounce), in the
+        queue, or runs."""
+        fresh = threading.Event()
+        with self._tokens_lock:
+            older = self._tokens.get((group, key))
+            self._tokens[(group, key)] = fresh
+        if older is not None:
+            older.set()
+        return fresh
+
+    def submit(self, job: Job) -> None:
+        """Queue a job; a pending job of the same (group, key) is replaced (and told so)."""
+        if job.cancel.is_set():
+            self._finish(job, Outcome(cancelled=True))
+            return
+        replaced = self.queue.put(job)
+        if replaced is not None and replaced is not job:
+            replaced.cancel.set()
+            self._finish(replaced, Outcome(cancelled=True))
+
+    def cancel(self, group: Hashable, key: Hashable) -> None:
+        """Stop (group, key)'s request: withdrawn if queued, stopped at its next pass if running."""
+        with self._tokens_lock:
+            token = self._tokens.pop((group, key), None)
+        if token is not None:
+            token.set()
+        pending = self.queue.withdraw(group, key)
+        if pending is not None:
+            pending.cancel.set()
+            self._finish(pending, Outcome(cancelled=True))
+
+    def pending(self) -> int:
+        return len(self.queue)
+
+    async def run(self, job: Job, on_outcome: Optional[Callable[[Outcome], None]] = None) -> Outcome:
+        """Submit `job` and await its Outcome from asyncio. `on_outcome` runs on the event
+        loop once the job ends, also when the awaiting task was cancelled meanwhile (its
+        cancel is then set, so the model stops at its next pass)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Outcome] = loop.create_future()
+        chained = job.on_done
+
+        def finished(outcome: Outcome) -> None:
+            if chained is not None:
+                chained(outcome)
+            loop.call_soon_threadsafe(_resolve, done, outcome)
+
+        job.on_done = finished
+        if on_outcome is not None:
+            done.add_done_callback(lambda future: on_outcome(future.result()))
+        self.submit(job)
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            job.cancel.set()
+            raise
+
+    def close(self) -> None:
+        """Stop taking jobs; pending ones end cancelled, a running one at its next pass."""
+        for job in self.queue.close():
+            job.cancel.set()
+            self._finish(job, Outcome(cancelled=True))
+        running = self.current
+        if running is not None:
+            running.cancel.set()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        """Wait for the thread to end (after `close`)."""
+        self._thread.join(timeout)
+
+    # -- the thread ------------------------------------------------------------------------
+    def _loop(self) -> None:
+        while True:
+            job = self._take()
+            if job is None:
+                return
+            self.current = job
+            try:
+                self._finish(job, self._run(job))
+            finally:
+                self.current = None
+                self.completed += 1
+
+    def _take(self) -> Optional[Job]:
+        """The next job to run (one; a batching engine would take several here)."""
+        while True:
+            job = self.queue.take()
+            if job is None or not job.cancel.is_set():
+                return job
+            self._finish(job, Outcome(cancelled=True))
+
+    def _run(self, job: Job) -> Outcome:
+        job.started_at = time.monotonic()
+        try:
+            if isinstance(job.call, NextEditCall):
+                call = job.call
+                result = self.engine.next_edit(call.document, call.cursor, call.history, language=call.language, cancel=job.cancel, **call.limits)
+                return Outcome(result=result, started=True, cancelled=job.cancel.is_set())
+            return self._stream(job)
+        except Exception as error:  # reported to the front end; a bad request must not end the thread
+            if not isinstance(error, InfillError):
+                log.exception("the engine failed on a request")
+            return Outcome(error=error, started=True, cancelled=job.cancel.is_set())
+
+    def _stream(self, job: Job) -> Outcome:
+        """Run an infill job pass by pass: steps out while it is wanted, then the result."""
+        call = job.call
+        assert isinstance(call, InfillCall)
+        stream = self.engine.stream(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, **call.settings)
+        try:
+            for step in stream:
+                if step.result is not None:
+                    if step.changes and job.on_step is not None and not job.cancel.is_set():
+                        job.on_step(step)  # the last pass's changes still matter to a live view
+                    return Outcome(result=step.result, started=True, cancelled=job.cancel.is_set())
+                if job.on_step is not None and not job.cancel.is_set():
+                    job.on_step(step)
+        finally:
+            stream.close()
+        raise RuntimeError("the engine stream ended without a result")
+
+    def _finish(self, job: Job, outcome: Outcome) -> None:
+        with self._tokens_lock:
+            if self._tokens.get((job.group, job.key)) is job.cancel:
+                del self._tokens[(job.group, job.key)]  # (group, key) is idle again
+        if job.on_done is None:
+            return
+        try:
+            job.on_done(outcome)
+        except Exception:  # a front end's callback must not end the thread
+            log.exception("an engine worker callback failed")
+
+
+def _resolve(future: "asyncio.Future[Outcome]", outcome: Outcome) -> None:
+    if not future.done():
+        future.set_result(outcome)

@@ -1,0 +1,42 @@
+"""Engine output as live-protocol frames: a DenoiseStep as a `step`, an InfillResult as a `result`.
+
+Pure functions of the engine's typed output and the job's clock; the connection sends them.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from engine.types import DenoiseStep, InfillResult
+from engine.worker import Job
+
+
+def step_payload(step: DenoiseStep, job: Job) -> dict[str, Any]:
+    """A DenoiseStep as the body of a `step` frame (positions that changed, plus the canvas)."""
+    return {
+        "step": step.step,
+        "changes": [
+            {"position": change.position, "text": change.text,
+             "confidence": round(float(change.confidence), 4), "kind": change.kind}
+            for change in step.changes
+        ],
+        "canvas": list(step.canvas),
+        "masked": sum(1 for piece in step.canvas if piece is None),
+        "forwards": step.forwards,
+        "ms": round(float(step.ms), 3),
+        "elapsed_ms": round((time.monotonic() - job.received_at) * 1000.0, 3),
+    }
+
+
+def result_payload(result: InfillResult, job: Job) -> dict[str, Any]:
+    """An InfillResult as the body of a `result` frame, with the time it queued."""
+    stats = result.to_dict()
+    middle = stats.pop("middle")
+    now = time.monotonic()
+    started = job.started_at if job.started_at is not None else now
+    return {
+        "text": middle,
+        "stats": stats,
+        "queue_ms": round((started - job.received_at) * 1000.0, 3),
+        "elapsed_ms": round((now - job.received_at) * 1000.0, 3),
+    }

@@ -1,0 +1,83 @@
+"""What every request to one engine shares: the token, the Origin policy, the limits, the
+engine worker (fair queue and thread), and the counters `/health` reports.
+
+One Hub per engine: `infill serve` has one (in `LiveServer`); under Ray Serve every
+replica builds its own (infill_lsp/live/cluster.py), with the same token and policy.
+Model work of live sessions and HTTP completions alike runs on the hub's engine worker
+(engine/worker.py), which takes turns across connections and requests.
+"""
+from __future__ import annotations
+
+import hmac
+import itertools
+import os
+import socket
+from collections import Counter
+from typing import Any, Optional
+
+from engine.worker import EngineWorker
+
+from .channel import Channel
+from .limits import Limits
+from .pages import OriginPolicy
+
+
+def default_replica_id() -> str:
+    return f"{socket.gethostname()}/{os.getpid()}"
+
+
+class Hub:
+    def __init__(self, engine: Any, *, token: str, limits: Limits = Limits(),
+                 origins: OriginPolicy = OriginPolicy(frozenset()), replica_id: Optional[str] = None) -> None:
+        self.engine = engine
+        self.token = token
+        self.limits = limits
+        self.origins = origins
+        self.model_name = str(getattr(engine, "model_name", "unknown"))
+        self.replica_id = replica_id or default_replica_id()
+        self.worker = EngineWorker(engine, name="infill-live-engine")  # every model call: live sessions and HTTP
+        self.sessions_open = 0
+        self.connections = 0
+        self.channels: set[Channel] = set()  # open live sockets, closed with 1001 at shutdown
+        self.http_in_flight = 0
+        self.counters: Counter[str] = Counter()  # http_* figures, for /health
+        self._http_ids = itertools.count(1)
+
+    # -- what a live connection needs (connection.Hub) ---------------------------------
+
+    def token_ok(self, token: Optional[str]) -> bool:
+        # Constant time (hmac.compare_digest); surrogatepass: a JSON "\udc80" in a guess
+        # must be refused like any wrong token, not raise.
+        if not isinstance(token, str):
+            return False
+        return hmac.compare_digest(token.encode("utf-8", "surrogatepass"), self.token.encode("utf-8", "surrogatepass"))
+
+    def reserve_session(self) -> bool:
+        if self.sessions_open >= self.limits.max_sessions_total:
+            return False
+        self.sessions_open += 1
+        return True
+
+    def release_session(self) -> None:
+        self.sessions_open -= 1
+
+    # -- HTTP requests --------------------------------------------------------------------
+
+    def next_http_id(self) -> int:
+        return next(self._http_ids)
+
+    def health(self, detailed: bool) -> dict[str, Any]:
+        """`/health`: "ok" for anyone; model, replica, queue and counters for token holders."""
+        body: dict[str, Any] = {"status": "ok"}
+        if detailed:
+            body.update({"model": self.model_name, "replica": self.replica_id, "pending": self.worker.pending(),
+                         "http_in_flight": self.http_in_flight, "live_connections": self.connections,
+                         "completed": self.worker.completed, "counters": dict(self.counters)})
+        return body
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def stop_engine(self, timeout: float = 10.0) -> None:
+        """Cancel what is queued and running and let the engine thread finish (blocking)."""
+        self.worker.close()  # pending jobs end cancelled, a running one at its next pass
+        self.worker.join(timeout)

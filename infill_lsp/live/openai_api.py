@@ -1,0 +1,222 @@
+"""OpenAI-style completions: parsing a request body and shaping answers and errors.
+
+Pure functions and dataclasses, no I/O (like protocol.py), so every rule is testable
+without a server. docs/http-api.md is the reference for clients; keep the two in step.
+
+The request is the `/v1/completions` shape editors already send for fill-in-the-middle
+(`prompt` = text before the cursor, `suffix` = text after it). Parameters that change what
+is asked for but that a diffusion sampler cannot honour (`n`, `best_of`, `echo`,
+`logprobs`) are refused rather than silently ignored; those that only tune an
+autoregressive sampler (`top_p`, penalties, `logit_bias`, `user`) are accepted and
+ignored, so stock clients work. Anything else is refused as unknown, as OpenAI does.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from engine.types import brief
+
+from . import protocol as p
+
+MAX_STOP_SEQUENCES = 4
+MAX_STOP_CHARS = 256
+MAX_TEMPERATURE = 2.0  # OpenAI's range
+
+# Accepted and ignored: sampling knobs of autoregressive decoding with no counterpart here.
+IGNORED_PARAMETERS = frozenset({"top_p", "presence_penalty", "frequency_penalty", "logit_bias", "user"})
+KNOWN_PARAMETERS = frozenset({"model", "prompt", "suffix", "max_tokens", "temperature", "stop", "stream",
+                              "stream_options", "seed", "n", "best_of", "echo", "logprobs", "infill"}) | IGNORED_PARAMETERS
+
+
+class ApiError(Exception):
+    """A refused request, answered with an OpenAI-style error object and an HTTP status."""
+
+    def __init__(self, status: int, message: str, *, kind: str = "invalid_request_error",
+                 code: Optional[str] = None, param: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.kind = kind
+        self.code = code
+        self.param = param
+
+    def body(self) -> dict[str, Any]:
+        return error_body(self.message, kind=self.kind, code=self.code, param=self.param)
+
+
+def error_body(message: str, *, kind: str = "invalid_request_error", code: Optional[str] = None,
+               param: Optional[str] = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    prompt: str  # text before the cursor
+    suffix: str  # text after it
+    model: Optional[str] = None
+    stream: bool = False
+    include_usage: bool = False  # stream_options.include_usage: a last chunk with the usage
+    stop: tuple[str, ...] = ()
+    language: Optional[str] = None  # infill.language: picks the syntax constraint
+    settings: dict[str, Any] = field(default_factory=dict)  # engine sampler knobs (SamplerSettings names)
+    cross_file: str = ""  # infill.cross_file: context from other files (the engine budgets it)
+
+
+def _bad(message: str, param: Optional[str], code: str = "invalid_value") -> ApiError:
+    return ApiError(400, message, code=code, param=param)
+
+
+def parse_completion_request(body: bytes, *, max_request_tokens: int) -> CompletionRequest:
+    """Decode and validate a `/v1/completions` body; raises ApiError (400) naming the bad parameter."""
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ApiError(400, f"the request body is not valid JSON: {exc}", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "the request body must be a JSON object", code="invalid_json")
+    unknown = sorted(str(key) for key in data if key not in KNOWN_PARAMETERS)
+    if unknown:
+        raise _bad(f"unrecognized request argument supplied: {brief(unknown[0])}", unknown[0], "unknown_parameter")
+
+    prompt = data.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 1:
+        prompt = prompt[0]  # a batch of one, as some clients send
+    if not isinstance(prompt, str):
+        raise _bad("'prompt' is required and must be a string (the text before the cursor)", "prompt")
+    suffix = data.get("suffix")
+    if suffix is None:
+        suffix = ""
+    if not isinstance(suffix, str):
+        raise _bad("'suffix' must be a string (the text after the cursor)", "suffix")
+    model = data.get("model")
+    if model is not None and not isinstance(model, str):
+        raise _bad("'model' must be a string", "model")
+
+    for name, neutral in (("n", 1), ("best_of", 1), ("echo", False), ("logprobs", 0)):
+        value = data.get(name)
+        if value is not None and not (value == neutral and type(value) is type(neutral)):
+            raise _bad(f"'{name}' is not supported (one middle per request, no log probabilities); "
+                       f"leave it out or set it to {json.dumps(neutral)}", name, "unsupported_parameter")
+
+    stream = data.get("stream", False)
+    if stream is None:
+        stream = False
+    if not isinstance(stream, bool):
+        raise _bad("'stream' must be true or false", "stream")
+    include_usage = False
+    options = data.get("stream_options")
+    if options is not None:
+        if not stream:
+            raise _bad("'stream_options' is only allowed with \"stream\": true", "stream_options")
+        if not isinstance(options, dict) or not isinstance(options.get("include_usage", False), bool):
+            raise _bad("'stream_options' must be {\"include_usage\": true|false}", "stream_options")
+        include_usage = bool(options.get("include_usage", False))
+
+    settings, language, cross_file = _infill_extension(data.get("infill"), max_request_tokens)
+    max_tokens = data.get("max_tokens")
+    if max_tokens is not None:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= max_request_tokens:
+            raise _bad(f"'max_tokens' must be an integer in [1, {max_request_tokens}]", "max_tokens")
+        settings["max_tokens"] = max_tokens
+    temperature = data.get("temperature")
+    if temperature is not None:
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= MAX_TEMPERATURE:
+            raise _bad(f"'temperature' must be a number in [0, {MAX_TEMPERATURE:g}]", "temperature")
+        settings["temperature"] = float(temperature)
+    seed = data.get("seed")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
+            raise _bad("'seed' must be a non-negative integer below 2**31", "seed")
+        settings["seed"] = seed
+    for name in ("top_p", "presence_penalty", "frequency_penalty"):
+        value = data.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise _bad(f"'{name}' must be a number (it is accepted and ignored)", name)
+    return CompletionRequest(prompt=prompt, suffix=suffix, model=model, stream=stream, include_usage=include_usage,
+                             stop=_parse_stop(data.get("stop")), language=language, settings=settings,
+                             cross_file=cross_file)
+
+
+def _parse_stop(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    stops = [value] if isinstance(value, str) else value
+    if (not isinstance(stops, list) or len(stops) > MAX_STOP_SEQUENCES
+            or not all(isinstance(s, str) and 0 < len(s) <= MAX_STOP_CHARS for s in stops)):
+        raise _bad(f"'stop' must be a non-empty string or a list of up to {MAX_STOP_SEQUENCES} of them "
+                   f"(each at most {MAX_STOP_CHARS} characters)", "stop")
+    return tuple(stops)
+
+
+def _infill_extension(value: Any, max_request_tokens: int) -> tuple[dict[str, Any], Optional[str], str]:
+    """The `infill` object: {"language", "cross_file", <sampler knob>: ...}; the knobs are
+    checked with the live protocol's rules (the engine's settings schema)."""
+    if value is None:
+        return {}, None, ""
+    if not isinstance(value, dict):
+        raise _bad("'infill' must be an object such as {\"language\": \"python\"}", "infill")
+    knobs = dict(value)
+    language = knobs.pop("language", None)
+    if language is not None and (not isinstance(language, str) or not p._LANGUAGE.match(language)):
+        raise _bad("'infill.language' must be a short identifier such as \"python\"", "infill.language")
+    cross_file = knobs.pop("cross_file", None)
+    if cross_file is None:
+        cross_file = ""
+    if not isinstance(cross_file, str):
+        raise _bad("'infill.cross_file' must be a string (context from other files)", "infill.cross_file")
+    try:
+        settings = p.parse_settings(knobs, session=None, request_id=None, max_request_tokens=max_request_tokens)
+    except p.ProtocolError as err:
+        raise _bad(err.message, "infill") from None
+    return settings, language, cross_file
+
+
+# -- answers -----------------------------------------------------------------------------
+
+FINISH_REASONS = {"max_tokens": "length"}  # every other engine stop reason ends the middle: "stop"
+
+
+def apply_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    """`text` cut before the earliest stop sequence; whether one was found."""
+    cut = min((index for index in (text.find(s) for s in stop) if index >= 0), default=-1)
+    return (text[:cut], True) if cut >= 0 else (text, False)
+
+
+def finish_reason(stop_reason: str, stopped_by_sequence: bool) -> str:
+    return "stop" if stopped_by_sequence else FINISH_REASONS.get(stop_reason, "stop")
+
+
+def canvas_text(canvas: Sequence[Optional[str]]) -> str:
+    """The text a canvas shows so far: its committed tokens in order, masks left out."""
+    return "".join(piece for piece in canvas if piece)
+
+
+def completion_body(*, completion_id: str, created: int, model: str, text: str, finish: str,
+                    usage: dict[str, int], infill: dict[str, Any]) -> dict[str, Any]:
+    return {"id": completion_id, "object": "text_completion", "created": created, "model": model,
+            "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": None}],
+            "usage": usage, "infill": infill}
+
+
+def chunk_body(*, completion_id: str, created: int, model: str, text: str, finish: Optional[str],
+               infill: dict[str, Any]) -> dict[str, Any]:
+    """One streamed chunk: `choices[0].text` is a delta (OpenAI's rule), `infill` the step's snapshot."""
+    return {"id": completion_id, "object": "text_completion", "created": created, "model": model,
+            "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": None}], "infill": infill}
+
+
+def usage_body(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens}
+
+
+def models_body(model: str, created: int) -> dict[str, Any]:
+    return {"object": "list", "data": [{"id": model, "object": "model", "created": created, "owned_by": "infill"}]}
+
+
+def sse_event(payload: Any) -> bytes:
+    """One server-sent event carrying a JSON payload (or the literal [DONE])."""
+    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return f"data: {data}\n\n".encode()

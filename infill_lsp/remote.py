@@ -1,0 +1,324 @@
+"""A remote engine for the language server: completions from an OpenAI-style HTTP server.
+
+    infill lsp --remote http://gpu-box:8765 [--remote-token-file FILE] [--remote-model NAME]
+
+`RemoteEngineHost` has the surface the language server uses from `EngineHost` (load,
+supersede, cancel, run, model_name, close), so the completion service keeps its
+typed-through cache, supersede and debounce; only the model call becomes
+`POST /v1/completions` with `prompt` (text before the cursor) and `suffix` (text after
+it). The server is infill's own `infill serve` (recognised by `owned_by: "infill"` in
+`GET /v1/models`, and then also sent the language, the cross-file context and the
+sampler knobs under `infill`) or any OpenAI-compatible server that accepts `suffix` (the
+cross-file comment block then goes before the prompt).
+
+A superseded or cancelled request closes its HTTP connection, which `infill serve` takes
+as "stop": the engine drops the request at its next pass. Server down, timeouts and a
+refused token become `RemoteUnavailable` with one sentence for the user. The token comes
+from a file or the INFILL_TOKEN environment variable, never from the command line (where
+`ps` shows it), and is never logged.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Hashable, Mapping, Optional, Union
+from urllib.parse import urlsplit
+
+import httpx
+
+from engine.types import InfillResult
+from engine.window import prefix_tail, suffix_head
+from engine.worker import InfillCall, NextEditCall, Outcome
+
+from .engine_host import EngineUnavailable
+from .live.protocol import CLIENT_SETTINGS
+
+log = logging.getLogger(__name__)
+
+TOKEN_ENV = "INFILL_TOKEN"
+CANCEL_POLL_S = 0.01  # how often a running request looks at its cancel Event
+# What is sent around the cursor, in tokens' worth of characters: more than any model's
+# window reads (the server's engine cuts it further), far less than whole large files.
+SENT_PREFIX_TOKENS = 8192
+SENT_SUFFIX_TOKENS = 4096
+
+
+class RemoteUnavailable(EngineUnavailable):
+    """The remote server cannot serve completions now (down, slow, refused the token).
+    `notify`: worth a popup (once), rather than a line in the log."""
+
+    notify = True
+
+
+class RemoteRefused(EngineUnavailable):
+    """The server refused this one request (e.g. the input is too large): log it, carry on."""
+
+    notify = False
+
+
+@dataclass(frozen=True)
+class RemoteConfig:
+    url: str  # the server's base URL, http(s)://host:port (a trailing /v1 is accepted)
+    token: Optional[str] = None
+    model: Optional[str] = None  # the model name to ask for; default: the first one GET /v1/models lists
+    timeout_s: float = 10.0  # one completion, connection included
+
+    @property
+    def api_base(self) -> str:
+        base = self.url.rstrip("/")
+        return base if base.endswith("/v1") else base + "/v1"
+
+
+def check_url(url: str) -> str:
+    """The URL, or ValueError with what is wrong with it."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"--remote must be an http:// or https:// URL such as http://127.0.0.1:8765, got {url!r}")
+    return url
+
+
+def read_token(token_file: Optional[str], environ: Mapping[str, str] = os.environ) -> Optional[str]:
+    """The token from `token_file` (first line), else from $INFILL_TOKEN, else None.
+    Raises ValueError naming the file (never its content) when it cannot be read."""
+    if token_file:
+        path = Path(token_file).expanduser()
+        try:
+            token = path.read_text(encoding="utf-8").strip().splitlines()[0].strip() if path.stat().st_size else ""
+        except (OSError, UnicodeDecodeError, IndexError) as error:
+            raise ValueError(f"cannot read the token file {path}: {getattr(error, 'strerror', None) or error}") from None
+        if not token:
+            raise ValueError(f"the token file {path} is empty")
+        return token
+    token = environ.get(TOKEN_ENV, "").strip()
+    return token or None
+
+
+class RemoteEngineHost:
+    def __init__(self, config: RemoteConfig) -> None:
+        self.config = config
+        self._client: Optional[httpx.AsyncClient] = None
+        self._model: Optional[str] = config.model
+        self._infill_server = False  # infill's own server: also send language and knobs
+        self._probed = False
+        # Set once the first load() (after the client's settings arrived) has run, as with
+        # EngineHost: a completion waits for it, so it never runs with default settings.
+        self._first_load: Optional[asyncio.Future[None]] = None
+        self._tokens: dict[Hashable, threading.Event] = {}  # the cancel token of each key's newest request
+
+    # -- what the language server reads -------------------------------------------------------
+
+    @property
+    def model_name(self) -> Optional[str]:
+        """"<model> @ <url>" once the server has said which model it serves (like a local
+        engine's name, None before it is ready)."""
+        return f"{self._model} @ {self.config.url}" if self._probed else None
+
+    @property
+    def requested_dir(self) -> Optional[str]:
+        return None
+
+    @property
+    def loaded(self) -> bool:
+        return self._probed
+
+    async def load(self, model_dir: Optional[str]) -> str:
+        """Ask the server which model it serves (GET /v1/models). Raises RemoteUnavailable."""
+        if self._first_load is None:
+            self._first_load = asyncio.get_running_loop().create_future()
+        try:
+            await self._probe()
+        finally:
+            if not self._first_load.done():
+                self._first_load.set_result(None)
+        return str(self.model_name)
+
+    async def wait_ready(self) -> Any:
+        raise EngineUnavailable("next edits need a local model; with --remote only completions are served")
+
+    def supersede(self, key: Hashable) -> threading.Event:
+        """The cancel token of a new request for `key`; the previous one for `key` stops
+        (its HTTP request is aborted)."""
+        fresh = threading.Event()
+        older = self._tokens.get(key)
+        self._tokens[key] = fresh
+        if older is not None:
+            older.set()
+        return fresh
+
+    def cancel(self, key: Hashable) -> None:
+        token = self._tokens.pop(key, None)
+        if token is not None:
+            token.set()
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                asyncio.get_running_loop().create_task(client.aclose())
+            except RuntimeError:
+                pass  # no loop left: the process is exiting and the sockets go with it
+
+    # -- completions ---------------------------------------------------------------------------
+
+    async def run(self, key: Hashable, call: Union[InfillCall, NextEditCall], cancel: threading.Event,
+                  on_outcome: Optional[Callable[[Outcome], None]] = None) -> Outcome:
+        """POST /v1/completions for an InfillCall. A cancel while it runs aborts the HTTP
+        request (the server stops its engine) and ends "cancelled". Raises
+        RemoteUnavailable / RemoteRefused when the server cannot answer."""
+        if isinstance(call, NextEditCall):
+            raise EngineUnavailable("next edits need a local model; with --remote only completions are served")
+        if self._first_load is None:
+            raise EngineUnavailable("the model has not started loading (the client never sent 'initialized')")
+        await asyncio.shield(self._first_load)
+        if cancel.is_set():
+            return Outcome(cancelled=True)
+        if not self._probed:  # the server was down at start; it may be up now
+            try:
+                await self._probe()
+            except RemoteUnavailable:
+                if self._model is None:
+                    raise
+        started = time.perf_counter()
+        request = asyncio.ensure_future(self._post(self._body(call)))
+        try:
+            while not request.done():
+                await asyncio.wait({request}, timeout=CANCEL_POLL_S)
+                if cancel.is_set() and not request.done():
+                    request.cancel()  # closes the connection: the server cancels the job
+                    try:
+                        await request
+                    except (asyncio.CancelledError, Exception):
+                        pass
+                    result = InfillResult("", 0, 0, (time.perf_counter() - started) * 1000, "cancelled")
+                    return _reported(Outcome(result=result, started=True, cancelled=True), on_outcome)
+        except asyncio.CancelledError:
+            request.cancel()
+            raise
+        result = _result(request.result(), (time.perf_counter() - started) * 1000)
+        return _reported(Outcome(result=result, started=True, cancelled=cancel.is_set()), on_outcome)
+
+    def _body(self, call: InfillCall) -> dict:
+        prefix = prefix_tail(call.prefix, SENT_PREFIX_TOKENS)
+        suffix = suffix_head(call.suffix, SENT_SUFFIX_TOKENS)
+        body: dict[str, Any] = {"prompt": prefix, "suffix": suffix, "stream": False}
+        if self._model:
+            body["model"] = self._model
+        for name in ("max_tokens", "temperature"):
+            if call.settings.get(name) is not None:
+                body[name] = call.settings[name]
+        if not self._infill_server:
+            body["prompt"] = call.cross_file + prefix  # comment lines: harmless to any code model
+            return body
+        extension: dict[str, Any] = {k: v for k, v in call.settings.items()
+                                     if k in CLIENT_SETTINGS and k not in ("max_tokens", "temperature")}
+        if call.language:
+            extension["language"] = call.language
+        if call.cross_file:
+            extension["cross_file"] = call.cross_file
+        if extension:
+            body["infill"] = extension
+        return body
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            headers = {"Authorization": f"Bearer {self.config.token}"} if self.config.token else {}
+            timeout = httpx.Timeout(self.config.timeout_s, connect=min(3.0, self.config.timeout_s))
+            self._client = httpx.AsyncClient(base_url=self.config.api_base, headers=headers, timeout=timeout,
+                                             trust_env=False)  # loopback and LAN servers: no proxies from the env
+        return self._client
+
+    async def _probe(self) -> None:
+        data = await self._request("GET", "/models")
+        models = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(models, list) or not models or not isinstance(models[0], dict):
+            raise RemoteUnavailable(f"{self.config.url} answered GET /v1/models without any model")
+        served = [m for m in models if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        chosen = next((m for m in served if m["id"] == self._model), served[0] if served else None)
+        if chosen is None:
+            raise RemoteUnavailable(f"{self.config.url} answered GET /v1/models without any model")
+        if self.config.model and chosen["id"] != self.config.model:
+            names = ", ".join(m["id"] for m in served)
+            raise RemoteUnavailable(f"{self.config.url} does not serve the model {self.config.model!r} (it serves {names})")
+        self._model = chosen["id"]
+        self._infill_server = chosen.get("owned_by") == "infill"
+        self._probed = True
+
+    async def _post(self, body: dict) -> Any:
+        return await self._request("POST", "/completions", body)
+
+    async def _request(self, method: str, path: str, body: Optional[dict] = None) -> Any:
+        url = self.config.url
+        try:
+            response = await self._http().request(method, path, json=body)
+        except httpx.ConnectTimeout:
+            raise RemoteUnavailable(f"cannot reach the server at {url}: connecting timed out") from None
+        except httpx.TimeoutException:
+            raise RemoteUnavailable(f"the server at {url} did not answer within {self.config.timeout_s:g} s") from None
+        except httpx.ConnectError as error:
+            reason = _reason(error)
+            raise RemoteUnavailable(f"cannot reach the server at {url} ({reason}); is `infill serve` running there?") from None
+        except httpx.HTTPError as error:
+            raise RemoteUnavailable(f"the connection to {url} failed: {_reason(error)}") from None
+        if response.status_code in (401, 403):
+            where = "INFILL_TOKEN or the token file" if response.status_code == 401 else "the server's --allow-origin"
+            raise RemoteUnavailable(f"the server at {url} refused us (HTTP {response.status_code}: "
+                                    f"{_server_message(response)}); check {where}")
+        if response.status_code in (404, 405) and path == "/models" and body is None:
+            raise RemoteUnavailable(f"{url} has no OpenAI-style API (GET /v1/models: HTTP {response.status_code})")
+        if response.status_code == 429 or response.status_code >= 500:
+            raise RemoteUnavailable(f"the server at {url} is failing or busy (HTTP {response.status_code}: "
+                                    f"{_server_message(response)})")
+        if response.status_code >= 400:
+            raise RemoteRefused(f"the server refused the request (HTTP {response.status_code}: {_server_message(response)})")
+        try:
+            return response.json()
+        except ValueError:
+            raise RemoteUnavailable(f"the server at {url} answered with something that is not JSON") from None
+
+
+def _result(data: Any, ms: float) -> InfillResult:
+    """An OpenAI completion answer as the engine's InfillResult (what the service reads)."""
+    try:
+        choice = data["choices"][0]
+        text = choice["text"]
+        if not isinstance(text, str):
+            raise TypeError("text is not a string")
+    except (KeyError, IndexError, TypeError) as error:
+        raise RemoteUnavailable(f"the server's answer is not an OpenAI completion ({error})") from None
+    figures = data.get("infill") if isinstance(data.get("infill"), dict) else {}
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    forwards = figures.get("forwards") if isinstance(figures.get("forwards"), int) else 0
+    tokens = usage.get("completion_tokens") if isinstance(usage.get("completion_tokens"), int) else 0
+    stop_reason = {"length": "max_tokens"}.get(str(choice.get("finish_reason")), "end_of_middle")
+    return InfillResult(text, tokens, forwards, ms, stop_reason)
+
+
+def _reported(outcome: Outcome, on_outcome: Optional[Callable[[Outcome], None]]) -> Outcome:
+    if on_outcome is not None:
+        on_outcome(outcome)
+    return outcome
+
+
+def _server_message(response: httpx.Response) -> str:
+    try:
+        message = response.json()["error"]["message"]
+    except Exception:
+        message = response.reason_phrase or "no reason given"
+    return str(message)[:200]
+
+
+def _reason(error: BaseException) -> str:
+    """The most telling cause in an httpx error's chain ("connection refused", not "All
+    connection attempts failed")."""
+    seen: Optional[BaseException] = error
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError) or "Connection refused" in str(seen):
+            return "connection refused"
+        seen = seen.__cause__ or seen.__context__
+    text = str(error) or type(error).__name__
+    return text.splitlines()[0][:120]

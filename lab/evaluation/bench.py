@@ -1,0 +1,123 @@
+"""`infill bench`: infill's sampler against the reference sampler, same model, same inputs.
+
+The reference is the LLaDA-style baseline: a fixed canvas of REFERENCE_CANVAS masks,
+one top-confidence commit per step (so steps = canvas length), and no cache (every
+step runs the whole [suffix | prefix | canvas] sequence). Both run in this process, one
+after the other on each item, so machine noise hits both alike; the figures that matter
+are ratios measured in one run.
+
+Items are single-line middles cut from held-out files (lab/bench_data/), never seen
+in training. Exact match compares middles with trailing whitespace stripped.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from engine.model import SEG_CANVAS, SEG_PREFIX, SEG_SUFFIX, InfillTransformer
+from lab.evaluation.items import exact_match, load_items, percentile
+
+REFERENCE_CANVAS = 32
+
+
+@torch.no_grad()
+def uncached_canvas_logits(model: InfillTransformer, prefix_ids: list[int], suffix_ids: list[int], canvas: list[int]) -> torch.Tensor:
+    """Canvas logits from one full forward of the whole sequence (no cache). (N, V)"""
+    S, P, N = len(suffix_ids), len(prefix_ids), len(canvas)
+    ids = torch.tensor([suffix_ids + prefix_ids + canvas], dtype=torch.long)
+    positions = torch.tensor([list(range(P + N, P + N + S)) + list(range(P)) + list(range(P, P + N))], dtype=torch.long)
+    segments = torch.tensor([[SEG_SUFFIX] * S + [SEG_PREFIX] * P + [SEG_CANVAS] * N], dtype=torch.long)
+    hidden = model(ids, positions, segments)
+    return model.logits(hidden[0, S + P :])
+
+
+@dataclass
+class ReferenceResult:
+    middle: str
+    tokens: int
+    forwards: int
+    ms: float
+
+
+def reference_infill(eng, prefix: str, suffix: str, canvas_size: int = REFERENCE_CANVAS) -> ReferenceResult:
+    """LLaDA-style low-confidence remasking: one commit per step, no cache."""
+    tok = eng.tokenizer
+    start = time.perf_counter()
+    prefix_ids, suffix_ids = eng.context_ids(prefix, suffix)
+    canvas = [tok.mask_id] * canvas_size
+    for _ in range(canvas_size):
+        logits = uncached_canvas_logits(eng.model, prefix_ids, suffix_ids, canvas)
+        probs = torch.softmax(logits, dim=-1)
+        probs[:, tok.mask_id] = 0
+        conf, pred = probs.max(dim=-1)
+        masked = torch.tensor([t == tok.mask_id for t in canvas])
+        conf[~masked] = -1
+        pos = int(conf.argmax())
+        canvas[pos] = int(pred[pos])
+    end = canvas.index(tok.eom_id) if tok.eom_id in canvas else len(canvas)
+    middle_ids = canvas[:end]
+    return ReferenceResult(tok.decode(middle_ids), len(middle_ids), canvas_size, (time.perf_counter() - start) * 1000)
+
+
+def run_bench(model_dir: Optional[Path] = None, limit: Optional[int] = None, as_json: bool = False, progress=None) -> int:
+    import sys
+
+    import engine
+
+    eng = engine.load(model_dir)
+    if not isinstance(eng.model, InfillTransformer):
+        raise engine.InfillError("infill bench's reference sampler needs an infill model directory")
+    items = load_items(limit or 60)
+    ours_ms, ours_tokens, ours_forwards, ours_em = [], 0, 0, 0
+    ref_ms, ref_tokens, ref_em = [], 0, 0
+    eng.infill(items[0]["prefix"], items[0]["suffix"], language=items[0].get("language"))  # warm-up
+    for i, item in enumerate(items, 1):
+        eng.forget_context()  # each item is a cold request: no cache carried over
+        r = eng.infill(item["prefix"], item["suffix"], language=item.get("language"))
+        ours_ms.append(r.ms)
+        ours_tokens += r.tokens
+        ours_forwards += r.forwards
+        ours_em += exact_match(r.middle, item["middle"])
+        ref = reference_infill(eng, item["prefix"], item["suffix"])
+        ref_ms.append(ref.ms)
+        ref_tokens += ref.tokens
+        ref_em += exact_match(ref.middle, item["middle"])
+        if not as_json:
+            print(f"\rbench {i}/{len(items)}", end="", file=sys.stderr, flush=True)
+    if not as_json:
+        print(file=sys.stderr)
+    ours_tps = ours_tokens / (sum(ours_ms) / 1000)
+    ref_tps = ref_tokens / (sum(ref_ms) / 1000) if ref_tokens else 0.0
+    report = {
+        "model": eng.model_name,
+        "items": len(items),
+        "speedup": round(ours_tps / ref_tps, 2) if ref_tps else None,
+        "latency_speedup": round(sum(ref_ms) / sum(ours_ms), 2),
+        "tokens_per_s": round(ours_tps, 1),
+        "reference_tokens_per_s": round(ref_tps, 1),
+        "tpf": round(ours_tokens / ours_forwards, 3) if ours_forwards else 0.0,
+        "reference_tpf": round(ref_tokens / (REFERENCE_CANVAS * len(items)), 3),
+        "p50_ms": round(percentile(ours_ms, 0.5), 2),
+        "p90_ms": round(percentile(ours_ms, 0.9), 2),
+        "reference_p50_ms": round(percentile(ref_ms, 0.5), 2),
+        "exact_match": round(ours_em / len(items), 4),
+        "reference_exact_match": round(ref_em / len(items), 4),
+        "threads": torch.get_num_threads(),
+    }
+    if as_json:
+        print(json.dumps(report))
+    else:
+        print(f"model {report['model']} · {len(items)} held-out single-line infills · {report['threads']} thread(s)")
+        print(f"{'':22}{'infill':>12}{'reference':>12}")
+        print(f"{'tokens/s':22}{report['tokens_per_s']:>12}{report['reference_tokens_per_s']:>12}")
+        print(f"{'tokens per forward':22}{report['tpf']:>12}{report['reference_tpf']:>12}")
+        print(f"{'p50 ms':22}{report['p50_ms']:>12}{report['reference_p50_ms']:>12}")
+        print(f"{'p90 ms':22}{report['p90_ms']:>12}")
+        print(f"{'exact match':22}{report['exact_match']:>12.1%}{report['reference_exact_match']:>12.1%}")
+        print(f"speedup (tokens/s): {report['speedup']}x · latency ratio: {report['latency_speedup']}x")
+    return 0

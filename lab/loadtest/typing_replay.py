@@ -1,0 +1,234 @@
+"""Replay a typing session against `infill lsp` and measure what the user would feel.
+
+A real file is opened with a stretch of it missing; that stretch is then typed at the
+cursor one character at a time, the way an editor with inline completion talks to the
+server: each keystroke is a `didChange` followed by `textDocument/inlineCompletion`,
+and a request still unanswered when the next key comes is cancelled ($/cancelRequest).
+
+Reported: p50/p90/p99 from keystroke to suggestion delivered, and how many model passes
+the typed-through cache, the debounce/supersede logic and cancellation avoided (from the
+server's own `infill/stats`).
+
+    python -m lab.loadtest.typing_replay --tiny                 # a tiny random model (fast)
+    python -m lab.loadtest.typing_replay --model DIR --chars 300 --interval-ms 100
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from concurrent.futures import Future
+from pathlib import Path
+
+from lsprotocol import types
+
+from infill_lsp import suggestion_cache
+from lab.fixtures.lsp_client import LspClient, LspResponseError
+from infill_lsp.usage_stats import percentile
+from infill_lsp.text import UTF16, TextDocument
+
+DEFAULT_FILE = Path(suggestion_cache.__file__)  # real code, shipped with the package
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m lab.loadtest.typing_replay", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--file", type=Path, default=DEFAULT_FILE, help="the file to type (default: %(default)s)")
+    parser.add_argument("--start", type=float, default=0.5, help="where the typed stretch starts, as a fraction of the file")
+    parser.add_argument("--chars", type=int, default=300, help="characters to type")
+    parser.add_argument("--interval-ms", type=float, default=120.0, help="time between keystrokes")
+    parser.add_argument("--debounce-ms", type=float, default=None, help="server debounce (default: the server's)")
+    parser.add_argument("--max-tokens", type=int, default=None, help="sampler max_tokens")
+    parser.add_argument(
+        "--unconstrained", action="store_true",
+        help="turn the syntax constraint off (a random model's tokens rarely parse, so with --tiny "
+        "the constraint retries until it gives up, which measures the constraint, not the server)",
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
+    group.add_argument("--tiny", action="store_true", help="use a tiny random model made on the fly (for quick runs)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the summary here")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    text = args.file.read_text(encoding="utf-8")
+    start = max(0, min(len(text), int(len(text) * args.start)))
+    typed = text[start:start + args.chars]
+    if not typed:
+        print("bench_typing: nothing to type (file too short for --start/--chars)", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as scratch:
+        model_dir = args.model
+        if args.tiny:
+            from lab.fixtures.tiny_model import make_tiny_model_dir
+
+            model_dir = make_tiny_model_dir(Path(scratch) / "tiny")
+        summary = run_session(text[:start] + text[start + len(typed):], start, typed, model_dir, args)
+    summary["file"] = str(args.file)
+    summary["settings"] = {"debounce_ms": args.debounce_ms, "max_tokens": args.max_tokens, "constrained": not args.unconstrained}
+    summary["model"] = summary.get("model") or ("tiny random model" if args.tiny else str(args.model or "embedded"))
+    print(_report(summary))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2))
+    return 0
+
+
+def run_session(initial: str, cursor: int, typed: str, model_dir: Path | None, args: argparse.Namespace) -> dict:
+    command = [sys.executable, "-m", "infill_lsp"]
+    if model_dir is not None:
+        command += ["--model", str(model_dir)]
+    settings: dict = {}
+    if args.debounce_ms is not None:
+        settings["debounceMs"] = args.debounce_ms
+    if args.max_tokens is not None:
+        settings["maxTokens"] = args.max_tokens
+    if args.unconstrained:
+        settings["constrained"] = False
+    client = LspClient(command, configuration=settings)
+    uri = "file:///bench/" + args.file.name
+    try:
+        client.initialize({"workspace": {"configuration": True}, "window": {"workDoneProgress": True}})
+        client.open(uri, initial, language_id="python")
+        document = TextDocument(uri, "python", 1, initial)
+        _wait_until_loaded(client, uri, document.position_at(cursor, UTF16))
+        before = client.request("infill/stats")
+
+        latencies: list[float] = []  # keystroke -> non-empty suggestion
+        answered: list[float] = []  # keystroke -> any answer (empty included)
+        outstanding: tuple[int, Future, float] | None = None
+        sent: list[tuple[int, Future, float]] = []
+        delivered = cancelled = 0
+
+        def settle(entry: tuple[int, Future, float], wait: float) -> None:
+            nonlocal delivered, cancelled
+            message_id, future, sent = entry
+            try:
+                result = future.result(timeout=wait)
+            except LspResponseError:
+                cancelled += 1
+                return
+            elapsed = (_arrival(future) - sent) * 1000
+            answered.append(elapsed)
+            if result and result.get("items"):
+                delivered += 1
+                latencies.append(elapsed)
+
+        next_key = time.perf_counter()
+        for version, char in enumerate(typed, start=2):
+            next_key += args.interval_ms / 1000
+            if outstanding is not None and not outstanding[1].done():
+                client.cancel(outstanding[0])  # the editor moved on (its reply is read at the end)
+            position = document.position_at(cursor, UTF16)
+            keystroke = time.perf_counter()
+            client.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [{"range": _range(position, position), "text": char}],
+                },
+            )
+            document.text = document.text[:cursor] + char + document.text[cursor:]
+            cursor += len(char)
+            message_id, future = client.request_async(
+                "textDocument/inlineCompletion",
+                {
+                    "textDocument": {"uri": uri},
+                    "position": _pos(document.position_at(cursor, UTF16)),
+                    "context": {"triggerKind": 2},
+                },
+            )
+            future.add_done_callback(_stamp)
+            outstanding = (message_id, future, keystroke)
+            sent.append(outstanding)
+            # Wait for the next keystroke time (or the answer, whichever is later is fine).
+            time.sleep(max(0.0, next_key - time.perf_counter()))
+        for entry in sent:
+            settle(entry, wait=120)
+        after = client.request("infill/stats")
+    finally:
+        client.close()
+
+    counts = {k: after["counts"].get(k, 0) - before["counts"].get(k, 0) for k in after["counts"]}
+    requests = counts.get("requests", 0)
+
+    def ms(samples: list[float], q: float) -> float | None:
+        value = percentile(samples, q)
+        return None if value is None else round(value, 1)
+
+    return {
+        "model": after.get("model"),
+        "keystrokes": len(typed),
+        "interval_ms": args.interval_ms,
+        "requests": requests,
+        "suggestions_delivered": delivered,
+        "empty_answers": len(answered) - delivered,
+        "cancelled_replies": cancelled,
+        "keystroke_to_suggestion_ms": {"p50": ms(latencies, 0.5), "p90": ms(latencies, 0.9), "p99": ms(latencies, 0.99)},
+        "keystroke_to_any_answer_ms": {"p50": ms(answered, 0.5), "p99": ms(answered, 0.99)},
+        "model_passes_run": counts.get("model_runs", 0),
+        "model_passes_avoided": {
+            "typed_through_cache": counts.get("cache_hits", 0),
+            "debounce_or_superseded_before_model": counts.get("superseded_before_model", 0),
+            "cancelled_by_client_before_or_during_model": counts.get("cancelled_by_client", 0),
+        },
+        "model_runs_stopped_midway": counts.get("cancelled_during_model", 0),
+        "forwards": counts.get("forwards", 0),
+        "server_counts": counts,
+    }
+
+
+def _wait_until_loaded(client: LspClient, uri: str, position: types.Position, timeout: float = 600) -> None:
+    """Block until the model answers once (loading happens in the background)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        client.request(
+            "textDocument/inlineCompletion",
+            {"textDocument": {"uri": uri}, "position": _pos(position), "context": {"triggerKind": 1}},
+            timeout=timeout,
+        )
+        if client.request("infill/stats").get("model"):
+            return
+        time.sleep(0.5)
+    raise TimeoutError("the model did not load")
+
+
+def _stamp(future: Future) -> None:
+    future.arrived = time.perf_counter()  # type: ignore[attr-defined]
+
+
+def _arrival(future: Future) -> float:
+    return getattr(future, "arrived", time.perf_counter())
+
+
+def _pos(position: types.Position) -> dict:
+    return {"line": position.line, "character": position.character}
+
+
+def _range(start: types.Position, end: types.Position) -> dict:
+    return {"start": _pos(start), "end": _pos(end)}
+
+
+def _report(summary: dict) -> str:
+    avoided = summary["model_passes_avoided"]
+    latency = summary["keystroke_to_suggestion_ms"]
+    return "\n".join(
+        [
+            f"typing replay: {summary['keystrokes']} keystrokes every {summary['interval_ms']:g} ms of {summary['file']}",
+            f"model: {summary['model']}",
+            f"keystroke -> suggestion delivered: p50 {latency['p50']} ms, p90 {latency['p90']} ms, p99 {latency['p99']} ms"
+            f" ({summary['suggestions_delivered']} delivered, {summary['empty_answers']} empty, {summary['cancelled_replies']} cancelled)",
+            f"keystroke -> any answer: p50 {summary['keystroke_to_any_answer_ms']['p50']} ms, p99 {summary['keystroke_to_any_answer_ms']['p99']} ms",
+            f"model passes: {summary['model_passes_run']} run for {summary['requests']} requests; avoided: "
+            f"{avoided['typed_through_cache']} by the typed-through cache, "
+            f"{avoided['debounce_or_superseded_before_model']} by debounce/supersede, "
+            f"{avoided['cancelled_by_client_before_or_during_model']} by client cancellation; "
+            f"{summary['model_runs_stopped_midway']} runs stopped midway",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
