@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Hashable, Iterator, Optional
 
 import torch
 
@@ -30,6 +31,8 @@ from engine.window import ContextWindow, context_window, prefix_tail
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
 SMALL_MODEL_PARAMETERS = 50_000_000  # below this many parameters one torch thread is as fast as two
+KEYED_CONTEXT_BYTES = 256 * 2**20  # memory for keyed requests' contexts (the embedded model: ~4 MB each)
+KEYED_CONTEXTS = 4096  # and at most this many (for caches that do not report their size)
 
 
 def constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
@@ -165,6 +168,53 @@ class InfillRun:
         self.final = final
 
 
+class InfillJob:
+    """A checked request, not started yet, so that it can run alone (Engine.stream) or
+    join others in a batch (engine/batching.py): `prepare()` encodes its context (the
+    prefill) and starts its InfillRun; `canvas_ids()` / `advance(logits)` are the run's;
+    `final_step()` carries the InfillResult once `canvas_ids()` says None."""
+
+    def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None) -> None:
+        self.engine, self.prefix, self.suffix, self.cfg, self.constraint = engine, prefix, suffix, cfg, constraint
+        self.cancel, self.cross_file, self.cache_key = cancel, cross_file, cache_key
+        self.run: Optional[InfillRun] = None
+        self.reused = 0
+
+    def prepare(self) -> None:
+        """Encode the context (reusing the cache of `cache_key`'s last request, or the
+        engine's last) and start the first candidate. Call with the engine's lock held."""
+        engine, cfg, start = self.engine, self.cfg, time.perf_counter()
+        prefix_ids, suffix_ids = engine.context_ids(self.prefix, self.suffix, self.cross_file, cfg)
+        context, self.reused = engine._encode(prefix_ids, suffix_ids, self.cache_key)
+        request = _Request(context, self.prefix, self.suffix, self.constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg))
+        self.run = InfillRun(engine, request, cfg, forwards=1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
+
+    @property
+    def context(self) -> object:
+        assert self.run is not None, "prepare() first"
+        return self.run.request.context
+
+    def canvas_ids(self) -> Optional[list[int]]:
+        assert self.run is not None, "prepare() first"
+        return self.run.canvas_ids()
+
+    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+        assert self.run is not None, "prepare() first"
+        return self.run.advance(logits)
+
+    def final_step(self) -> DenoiseStep:
+        """The answer: the last step, with the whole request's figures."""
+        run = self.run
+        assert run is not None and run.final is not None and run.final.result is not None, "final_step() before the answer"
+        final, result = run.final, run.final.result
+        result.cached_context_tokens = self.reused
+        result.ms = (time.perf_counter() - run.request.start) * 1000
+        release = getattr(run.request.context, "release_scratch", None)
+        if release is not None:  # a context kept for reuse should not hold a batched pass's buffers
+            release()
+        return DenoiseStep(final.step, final.canvas, [], result.forwards, result.ms, result=result)
+
+
 class Engine:
     def __init__(self, model: DenoisingModel, tokenizer: Tokenizer, *, model_dir: Optional[Path] = None, name: str = "infill", info: Optional[dict[str, Any]] = None, device: str = "cpu"):
         self.model = model
@@ -175,7 +225,12 @@ class Engine:
         self.device = device
         self.settings = SamplerSettings()
         self._lock = threading.Lock()
-        self._context_cache: object = None
+        self._context_cache: object = None  # the last request's context
+        # Contexts of keyed requests (a live session, an editor's document), least recently
+        # used first, with their sizes: many users at once each keep their own cache.
+        self._keyed_contexts: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._keyed_bytes = 0
+        self._last_encoded: Optional[tuple[str, list[int]]] = None  # see _encode_text
 
     # ------------------------------------------------------------------ requests
     def _check(self, prefix: object, suffix: object) -> None:
@@ -202,7 +257,7 @@ class Engine:
         room = max(0, cfg.context_tokens - 1)
         cross_ids = tok.encode(window.cross_file)[: int(room * cfg.cross_file_share)] if window.cross_file else []
         keep = room - len(cross_ids)
-        prefix_ids = cross_ids + (tok.encode(window.prefix)[-keep:] if keep > 0 else [])
+        prefix_ids = cross_ids + (self._encode_text(window.prefix)[-keep:] if keep > 0 else [])
         if tok.bos_id is not None:
             prefix_ids = [tok.bos_id] + prefix_ids
         return prefix_ids, tok.encode(window.suffix)[: cfg.suffix_tokens]
@@ -215,9 +270,33 @@ class Engine:
             return []
         if settings.copy_context_tokens <= settings.context_tokens:
             return prefix_ids
-        return self.tokenizer.encode(prefix_tail(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
+        return self._encode_text(prefix_tail(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
 
-    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", **settings: Any) -> Iterator[DenoiseStep]:
+    def _encode_text(self, text: str) -> list[int]:
+        """tokenizer.encode, remembering the last text: when the whole prefix fits the
+        model's window, the copy rule's longer window is the same text (one call, not two)."""
+        last = self._last_encoded
+        if last is not None and last[0] == text:
+            return last[1]
+        ids = self.tokenizer.encode(text)
+        self._last_encoded = (text, ids)
+        return ids
+
+    def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, **settings: Any) -> InfillJob:
+        """A checked request (input, settings and syntax constraint), ready to run alone
+        (`stream`) or with others (engine/batching.py). `cache_key` names whose request it
+        is (a live session, an editor's document): its context is encoded reusing the
+        cache of that key's previous request, so many users at once each re-encode only
+        what they typed."""
+        self._check(prefix, suffix)
+        # A lone surrogate (JSON allows "\udc80") would make the tokenizer raise TypeError.
+        prefix, suffix = replace_lone_surrogates(prefix), replace_lone_surrogates(suffix)
+        cross_file = replace_lone_surrogates(cross_file)
+        cfg = self.settings.replace(**settings)
+        constraint = constraint_for(language) if cfg.constrained else None
+        return InfillJob(self, prefix, suffix, cfg, constraint, cancel, cross_file, cache_key)
+
+    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, **settings: Any) -> Iterator[DenoiseStep]:
         """Yield every denoising step; the last one carries the InfillResult.
 
         `prefix` and `suffix` may be the whole text around the cursor and `cross_file`
@@ -225,24 +304,12 @@ class Engine:
         Settings are SamplerSettings knobs, validated by its schema (SettingsError).
         With a syntax constraint, a middle the final check refuses is written again by
         the next model candidate (InfillRun)."""
-        self._check(prefix, suffix)
-        prefix, suffix = replace_lone_surrogates(prefix), replace_lone_surrogates(suffix)
-        cross_file = replace_lone_surrogates(cross_file)
-        cfg = self.settings.replace(**settings)
-        constraint = constraint_for(language) if cfg.constrained else None
+        job = self.job(prefix, suffix, language, cancel, cross_file=cross_file, cache_key=cache_key, **settings)
         with self._lock:
-            start = time.perf_counter()
-            prefix_ids, suffix_ids = self.context_ids(prefix, suffix, cross_file, cfg)
-            context, reused = self._encode(prefix_ids, suffix_ids)
-            request = _Request(context, prefix, suffix, constraint, cancel, start, self._copy_source(prefix, prefix_ids, cfg))
-            run = InfillRun(self, request, cfg, forwards=1 if reused < len(prefix_ids) + len(suffix_ids) else 0)
-            while (ids := run.canvas_ids()) is not None:
-                yield run.advance(self.model.canvas_logits(context, torch.tensor([ids], dtype=torch.long, device=self.device))[0])
-            final = run.final
-            assert final is not None and final.result is not None
-            final.result.cached_context_tokens = reused
-            final.result.ms = (time.perf_counter() - start) * 1000
-            yield DenoiseStep(final.step, final.canvas, [], final.result.forwards, final.result.ms, result=final.result)
+            job.prepare()
+            while (ids := job.canvas_ids()) is not None:
+                yield job.advance(self.model.canvas_logits(job.context, torch.tensor([ids], dtype=torch.long, device=self.device))[0])
+            yield job.final_step()
 
     def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", **settings: Any) -> InfillResult:
         """The finished middle (`stream` to its end)."""
@@ -259,11 +326,16 @@ class Engine:
         (benchmarks time cold requests this way)."""
         with self._lock:
             self._context_cache = None
+            self._keyed_contexts.clear()
+            self._keyed_bytes = 0
 
-    def _encode(self, prefix_ids: list[int], suffix_ids: list[int]) -> tuple[object, int]:
-        """Encode the context, reusing the previous request's cache where exact.
-        Returns (cache, number of context tokens that came from the cache)."""
+    def _encode(self, prefix_ids: list[int], suffix_ids: list[int], key: Optional[Hashable] = None) -> tuple[object, int]:
+        """Encode the context, reusing where exact the cache of the request with the same
+        `key` (else the previous request's). Returns (cache, number of context tokens that
+        came from the cache)."""
         old = self._context_cache
+        if key is not None and key in self._keyed_contexts:
+            old = self._keyed_contexts[key][0]
         reused = 0
         if old is not None and hasattr(old, "prefix_ids"):
             limit = min(len(old.prefix_ids), len(prefix_ids))
@@ -273,7 +345,20 @@ class Engine:
                 reused += len(suffix_ids)
         context = self.model.encode_context(prefix_ids, suffix_ids, reuse=old)
         self._context_cache = context
+        if key is not None:
+            self._keep_context(key, context)
         return context, reused
+
+    def _keep_context(self, key: Hashable, context: object) -> None:
+        """Remember a keyed request's context, forgetting the least recently used ones
+        beyond KEYED_CONTEXT_BYTES (or KEYED_CONTEXTS entries)."""
+        if key in self._keyed_contexts:
+            self._keyed_bytes -= self._keyed_contexts.pop(key)[1]
+        size = int(getattr(context, "nbytes", 0))
+        self._keyed_contexts[key] = (context, size)
+        self._keyed_bytes += size
+        while len(self._keyed_contexts) > 1 and (self._keyed_bytes > KEYED_CONTEXT_BYTES or len(self._keyed_contexts) > KEYED_CONTEXTS):
+            self._keyed_bytes -= self._keyed_contexts.popitem(last=False)[1][1]
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model_name, "model_dir": str(self.model_dir) if self.model_dir else None, "device": self.device, "settings": asdict(self.settings), **self.info}

@@ -25,7 +25,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional, Sequence
 
 import torch
 import torch.nn as nn
@@ -223,6 +223,10 @@ class ContextCache:
     # Suffix keys rotated for one particular suffix start position, reused across passes.
     _rotated_for: int = -1
     _rotated: Optional[list[torch.Tensor]] = None
+    # Per layer, [rotated suffix | prefix | canvas slot] keys and values for one canvas
+    # size, so a batched pass copies only the canvas rows in (canvas_logits_many).
+    _slots_for: int = -1
+    _slots: Optional[list[tuple[torch.Tensor, torch.Tensor]]] = None
 
     @property
     def prefix_len(self) -> int:
@@ -231,6 +235,36 @@ class ContextCache:
     @property
     def suffix_len(self) -> int:
         return len(self.suffix_ids)
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the cached keys and values (what an engine's cache budget counts)."""
+        return sum(t.nelement() * t.element_size() for layer in self.layers for t in (layer.prefix_k, layer.prefix_v, layer.suffix_k, layer.suffix_v))
+
+    def release_scratch(self) -> None:
+        """Drop the buffers a batched pass built (`_slots`), once no pass needs them."""
+        self._slots_for, self._slots = -1, None
+
+
+@dataclass
+class DecodeStream:
+    """One request's causal prefix stream, decoded token by token (the autoregressive
+    baseline). Per layer, rotated keys and values in buffers with spare rows; rows
+    [0, length) are filled, and each decoded token appends exactly one row: an exact KV
+    cache, since a prefix token never attends to anything after it."""
+
+    keys: list[torch.Tensor]  # per layer (1, H, capacity, Dh) rotated
+    values: list[torch.Tensor]  # per layer (1, H, capacity, Dh)
+    length: int
+
+    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write one row (k, v: (1, H, Dh)) at `length`; the keys/values including it."""
+        if self.length >= self.keys[layer].shape[2]:  # full: double the room (amortised O(1) per row)
+            self.keys[layer] = torch.cat([self.keys[layer], torch.empty_like(self.keys[layer])], dim=2)
+            self.values[layer] = torch.cat([self.values[layer], torch.empty_like(self.values[layer])], dim=2)
+        self.keys[layer][:, :, self.length] = k
+        self.values[layer][:, :, self.length] = v
+        return self.keys[layer][:, :, : self.length + 1], self.values[layer][:, :, : self.length + 1]
 
 
 def _attention_inputs(block: Block, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -427,3 +461,107 @@ class InfillTransformer(nn.Module):
             x = x + block.attn.attend(q, keys, values, None)
             x = x + block.ffn(block.ffn_norm(x))
         return self.logits(self.final_norm(x))
+
+    # ------------------------------------------------- several requests in one pass
+    def _packed_pass(self, ids: torch.Tensor, positions: torch.Tensor, attend_each: Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        """The blocks over the rows of several requests packed into one (1, R) sequence.
+
+        Every linear layer (most of a pass's arithmetic and all of its weight reads) runs
+        once over all R rows; `attend_each(layer, q, k, v)` does attention, request by
+        request, against each request's own keys and returns (1, H, R, Dh). -> (1, R, V) logits.
+        """
+        cos, sin = self._rope(positions.unsqueeze(0))
+        x = self.embed(ids.unsqueeze(0))  # (1, R, C)
+        for i, block in enumerate(self.blocks):
+            q, k, v = _attention_inputs(block, x, cos, sin)  # (1, H, R, Dh)
+            x = _attention_output_and_ffn(block, x, attend_each(i, q, k, v))
+        return self.logits(self.final_norm(x))
+
+    @torch.no_grad()
+    def canvas_logits_many(self, caches: Sequence[ContextCache], canvases: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """canvas_logits for several requests at once, each against its own cached context.
+
+        canvases[i]: (N_i,) ids -> [(N_i, V)], equal to canvas_logits(caches[i],
+        canvases[i][None])[0] up to float rounding. The canvases' rows are packed into one
+        sequence, so the linear layers run once for all requests (batching's gain); each
+        request attends on its own slice with the very call a solo pass makes: no padding
+        to the longest context, no mask (measured faster than one padded, masked call on
+        a CPU: docs/batching.md). A matmul over more rows may sum in another order, so a
+        logit can differ from the solo pass in its last bits (~1e-5).
+        """
+        if not caches:
+            return []
+        device = self.embed.weight.device
+        spans, positions, slots, start = [], [], [], 0
+        for cache, ids in zip(caches, canvases, strict=True):
+            P, N = cache.prefix_len, ids.shape[0]
+            spans.append(slice(start, start + N))
+            positions.append(torch.arange(P, P + N, device=device))
+            slots.append(self._canvas_slots(cache, N))
+            start += N
+
+        def attend_each(i: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            out = []
+            for span, request_slots in zip(spans, slots):
+                keys, values = request_slots[i]  # (1, H, S+P+N, Dh): the context, then this canvas
+                keys[:, :, -(span.stop - span.start) :] = k[:, :, span]
+                values[:, :, -(span.stop - span.start) :] = v[:, :, span]
+                out.append(F.scaled_dot_product_attention(q[:, :, span], keys, values))
+            return torch.cat(out, dim=2)
+
+        logits = self._packed_pass(torch.cat(list(canvases)), torch.cat(positions), attend_each)[0]  # (R, V)
+        return [logits[span] for span in spans]
+
+    def _canvas_slots(self, cache: ContextCache, n: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per layer, keys and values laid out as canvas_logits concatenates them, [suffix
+        rotated to P+n | prefix | n canvas rows], built once per canvas size: each pass
+        then writes only its n canvas rows in place of concatenating the whole context."""
+        if cache._slots_for != n or cache._slots is None:
+            suffix_keys = self._rotated_suffix_keys(cache, cache.prefix_len + n)
+            cache._slots = []
+            for layer, sk in zip(cache.layers, suffix_keys):
+                canvas = layer.prefix_k.new_zeros(1, layer.prefix_k.shape[1], n, layer.prefix_k.shape[3])
+                cache._slots.append((torch.cat([sk, layer.prefix_k, canvas], dim=2), torch.cat([layer.suffix_v, layer.prefix_v, canvas], dim=2)))
+            cache._slots_for = n
+        return cache._slots
+
+    def decode_stream(self, cache: ContextCache, room: int = 64) -> DecodeStream:
+        """A stream for token-by-token decoding after the cached prefix, with `room` spare rows.
+
+        It holds the prefix minus its last token: that token is the first one fed to
+        next_token_logits, because the cache keeps keys and values, not the last hidden
+        state whose head predicts the first new token."""
+        P = cache.prefix_len
+        if P == 0:
+            raise ValueError("autoregressive decoding needs at least one prefix token (e.g. BOS)")
+        keys, values = [], []
+        for layer in cache.layers:
+            H, Dh = layer.prefix_k.shape[1], layer.prefix_k.shape[3]
+            k = layer.prefix_k.new_empty(1, H, P + max(1, room), Dh)
+            v = layer.prefix_v.new_empty(1, H, P + max(1, room), Dh)
+            k[:, :, : P - 1], v[:, :, : P - 1] = layer.prefix_k[:, :, : P - 1], layer.prefix_v[:, :, : P - 1]
+            keys.append(k)
+            values.append(v)
+        return DecodeStream(keys, values, P - 1)
+
+    @torch.no_grad()
+    def next_token_logits(self, streams: Sequence[DecodeStream], tokens: torch.Tensor) -> torch.Tensor:
+        """Feed tokens[b] to streams[b] at position streams[b].length, append its key and
+        value there (one new row per stream) and return every stream's next-token logits,
+        (B, V): the causal prefix stream's language-model head, which training puts a
+        next-token loss on. Packed like canvas_logits_many: shared linears, attention per
+        stream."""
+        device = self.embed.weight.device
+        positions = torch.tensor([s.length for s in streams], dtype=torch.long, device=device)
+
+        def attend_each(i: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            out = []
+            for b, stream in enumerate(streams):
+                keys, values = stream.append(i, k[:, :, b], v[:, :, b])
+                out.append(F.scaled_dot_product_attention(q[:, :, b : b + 1], keys, values))
+            return torch.cat(out, dim=2)
+
+        logits = self._packed_pass(tokens.to(device), positions, attend_each)[0]  # (B, V)
+        for stream in streams:
+            stream.length += 1
+        return logits

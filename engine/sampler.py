@@ -118,14 +118,15 @@ class CanvasState:
             self.ids[pos] = token
 
 
-def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False, contiguous: bool = False, end_in_run: bool = False) -> list[Proposal]:
+def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False, contiguous: bool = False, end_in_run: bool = False, best: Optional[tuple[list[float], list[int]]] = None) -> list[Proposal]:
     """Commits for this pass, most confident first (see module docstring, rules 2-3).
 
     probs: (N, V) probabilities for every canvas position. With `left_to_right` only the
     first masked position may commit (one token per pass, in text order). With
     `contiguous` the first masked position always commits and the masked positions right
     after it join while each is at least `threshold` sure: text order, several per pass;
-    with `end_in_run` the run may end with an end-of-middle that is that sure."""
+    with `end_in_run` the run may end with an end-of-middle that is that sure.
+    `best`: _best_per_position(probs), when the caller has it already."""
     tok = canvas.tok
     masked = canvas.masked_positions()
     if not masked:
@@ -133,22 +134,29 @@ def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_
     first = masked[0]
     if left_to_right:
         masked = [first]
-    conf, pred = probs.max(dim=-1)  # (N,), (N,)
+    conf, pred = best or _best_per_position(probs)
     if contiguous and not left_to_right:
         return _contiguous_run(probs, canvas, conf, pred, threshold, end_in_run)
     eligible: list[Proposal] = []
     for pos in masked:
-        token = int(pred[pos])
+        token = pred[pos]
         if token == tok.eom_id and pos != first:
             continue  # an EOM may not run ahead of unresolved text
         if token == tok.mask_id:
             continue
-        eligible.append(Proposal(pos, token, float(conf[pos])))
+        eligible.append(Proposal(pos, token, conf[pos]))
     if not eligible:
         eligible = [_best_text(probs, first, tok.mask_id)]  # the first masked position is always eligible
     eligible.sort(key=lambda p: -p.confidence)
     chosen = [p for p in eligible if p.confidence >= threshold]
     return chosen or eligible[:1]
+
+
+def _best_per_position(probs: torch.Tensor) -> tuple[list[float], list[int]]:
+    """Each position's highest probability and its token, as Python lists (indexing a
+    tensor element by element costs microseconds per element, every pass)."""
+    conf, pred = probs.max(dim=-1)  # (N,), (N,)
+    return conf.tolist(), pred.tolist()
 
 
 def _best_text(probs: torch.Tensor, position: int, mask_id: int) -> Proposal:
@@ -158,7 +166,7 @@ def _best_text(probs: torch.Tensor, position: int, mask_id: int) -> Proposal:
     return Proposal(position, int(row.argmax()), float(row.max()))
 
 
-def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor, pred: torch.Tensor, threshold: float, end_in_run: bool) -> list[Proposal]:
+def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: list[float], pred: list[int], threshold: float, end_in_run: bool) -> list[Proposal]:
     """The first masked position's best non-mask token, then each next masked position of
     the same unbroken run while its best token is text and at least `threshold` sure.
     An EOM may come first, or (`end_in_run`) close the run: every position before it then
@@ -170,35 +178,35 @@ def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: torch.Tensor
     if run[0].token == tok.eom_id:
         return run
     for pos in masked[1:]:
-        token = int(pred[pos])
+        token = pred[pos]
         ends = token == tok.eom_id
-        if pos != run[-1].position + 1 or token == tok.mask_id or (ends and not end_in_run) or float(conf[pos]) < threshold:
+        if pos != run[-1].position + 1 or token == tok.mask_id or (ends and not end_in_run) or conf[pos] < threshold:
             break
-        run.append(Proposal(pos, token, float(conf[pos])))
+        run.append(Proposal(pos, token, conf[pos]))
         if ends:
             break
     return sorted(run, key=lambda p: -p.confidence)
 
 
-def rewrites(probs: torch.Tensor, ids: Sequence[int], threshold: float, special_ids: frozenset[int], frozen: Collection[int] = ()) -> list[Proposal]:
+def rewrites(probs: torch.Tensor, ids: Sequence[int], threshold: float, special_ids: frozenset[int], frozen: Collection[int] = (), best: Optional[tuple[list[float], list[int]]] = None) -> list[Proposal]:
     """The token-to-token edit rule (rule 4), shared with next-edit's model mode: every
     position holding a text token whose prediction is now a different text token with
     probability >= `threshold`, except the `frozen` positions. probs: (>= len(ids), V)."""
-    conf, pred = probs.max(dim=-1)
+    conf, pred = best or _best_per_position(probs)
     found = []
     for pos, current in enumerate(ids):
         if current in special_ids or pos in frozen:
             continue
-        token = int(pred[pos])
-        if token != current and token not in special_ids and float(conf[pos]) >= threshold:
-            found.append(Proposal(pos, token, float(conf[pos])))
+        token = pred[pos]
+        if token != current and token not in special_ids and conf[pos] >= threshold:
+            found.append(Proposal(pos, token, conf[pos]))
     return found
 
 
-def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, frozen: Collection[int]) -> list[Proposal]:
+def propose_edits(probs: torch.Tensor, canvas: CanvasState, threshold: float, frozen: Collection[int], best: Optional[tuple[list[float], list[int]]] = None) -> list[Proposal]:
     """Committed text tokens of the middle the model now wants to rewrite with high confidence."""
     end = canvas.end()
-    return rewrites(probs, canvas.ids if end is None else canvas.ids[:end], threshold, canvas.tok.special_ids, frozen)
+    return rewrites(probs, canvas.ids if end is None else canvas.ids[:end], threshold, canvas.tok.special_ids, frozen, best)
 
 
 def _constrained(
@@ -311,11 +319,9 @@ class CopyIndex:
     def __init__(self, source: Sequence[int], special: frozenset[int]) -> None:
         self.source = list(source)
         self.next: dict[tuple[int, ...], int] = {}
-        for n in COPY_NGRAMS:
-            for end in range(n, len(self.source)):  # later occurrences overwrite earlier ones
-                following = self.source[end]
-                if following not in special:
-                    self.next[tuple(self.source[end - n : end])] = following
+        for n in COPY_NGRAMS:  # later occurrences overwrite earlier ones
+            runs = zip(*(self.source[i : len(self.source) - n + i] for i in range(n)))
+            self.next.update({run: following for run, following in zip(runs, self.source[n:]) if following not in special})
 
     def guess(self, left: Sequence[int]) -> Optional[int]:
         for n in COPY_NGRAMS:
@@ -474,10 +480,10 @@ def commit(canvas: CanvasState, proposals: list[Proposal]) -> list[CanvasChange]
     return changes
 
 
-def edit(probs: torch.Tensor, run: Denoising, frozen: Collection[int]) -> list[CanvasChange]:
+def edit(probs: torch.Tensor, run: Denoising, frozen: Collection[int], best: Optional[tuple[list[float], list[int]]] = None) -> list[CanvasChange]:
     """Rule 4: rewrite committed tokens the model is now sure are wrong (never those
     committed in this very pass: their evidence is this pass), subject to the constraint."""
-    edits = propose_edits(probs, run.canvas, run.settings.edit_threshold, frozen)
+    edits = propose_edits(probs, run.canvas, run.settings.edit_threshold, frozen, best)
     if edits and run.constraint is not None:
         edits, vetoed = _constrained(edits, probs, run.canvas, run.constraint, run.prefix, run.suffix)
         run.vetoed += vetoed
@@ -498,9 +504,10 @@ def denoise_pass(probs: torch.Tensor, run: Denoising) -> tuple[list[CanvasChange
         ending = _valid_ending(probs, canvas, run.constraint, run.prefix, run.suffix)
         if ending is not None:
             return _close_with(canvas, ending, run.max_tokens), True
-    proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous, settings.end_in_run) if masked else []
+    best = _best_per_position(probs)  # shared by propose and edit (the same probabilities)
+    proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous, settings.end_in_run, best) if masked else []
     changes = commit(canvas, constrain(proposals, probs, run))
-    changes += edit(probs, run, frozen={c.position for c in changes})
+    changes += edit(probs, run, frozen={c.position for c in changes}, best=best)
     if not masked:
         run.edit_passes += 1
     return changes, False

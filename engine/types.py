@@ -5,7 +5,7 @@ they never reach into the sampler or the model.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Protocol, Sequence
 
 if TYPE_CHECKING:
@@ -60,9 +60,7 @@ class SamplerSettings:
     def replace(self, **changes: object) -> "SamplerSettings":
         """A copy with some knobs changed (None keeps a knob); a knob that is unknown or
         out of its bounds is a SettingsError."""
-        values = asdict(self)
-        values.update(check_knobs(SamplerSettings, {k: v for k, v in changes.items() if v is not None}))
-        return SamplerSettings(**values)  # type: ignore[arg-type]
+        return replace(self, **check_knobs(SamplerSettings, {k: v for k, v in changes.items() if v is not None}))  # type: ignore[arg-type]
 
 
 class SettingsError(InfillError):

@@ -24,9 +24,15 @@ both) runs its model work here:
 - Per-request cancel: `job.cancel`, a threading.Event. Set it and the job never starts,
   or the model stops at its next pass (its result then has stop_reason "cancelled").
 
-Batching (the next step, issue 18): `_take()` hands the loop one job today; a batched
-engine takes every pending InfillCall up to its batch size, denoises them together,
-and still reports per job (`on_step`, `on_done`, `cancel` stay per request).
+Batching: infill jobs are denoised together, up to `max_batch` at once (engine/batching.py:
+one forward pass per step over every canvas in flight; a job joins at the next pass and
+leaves when its middle closes, so a short request never waits for a long one). Reports
+stay per job (`on_step`, `on_done`, `cancel`); a job's context cache is kept under its
+(group, key), so a session's next request re-encodes only what its user typed. Beyond
+`max_batch`, jobs wait in the fair queue, where a newer one still replaces an older.
+Next-edit calls run alone, between two passes. `after_pass` (optional) runs on the
+thread after every pass: a front end that buffers its callbacks' hand-offs wakes its
+event loop there once per pass, not once per frame (each wakeup hands the GIL over).
 """
 from __future__ import annotations
 
@@ -41,6 +47,8 @@ from typing import Any, Callable, Hashable, Mapping, Optional, Union
 from engine.types import InfillError
 
 log = logging.getLogger("infill.worker")
+
+DEFAULT_MAX_BATCH = 64  # infill jobs denoised together (docs/batching.md: the live load test gained a third over 32, nothing more with 128 or 256)
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,11 @@ class FairQueue:
                 self._pending[group] = keys  # back of the line: the other groups get a turn first
             return job
 
+    @property
+    def closed(self) -> bool:
+        with self._cond:
+            return self._closed
+
     def close(self) -> list[Job]:
         """Stop handing out jobs; returns the ones still pending."""
         with self._cond:
@@ -152,11 +165,15 @@ class FairQueue:
 class EngineWorker:
     """The thread that runs every model call of a server (module docstring)."""
 
-    def __init__(self, engine: Any, *, name: str = "infill-engine") -> None:
+    def __init__(self, engine: Any, *, name: str = "infill-engine", max_batch: Optional[int] = None, after_pass: Optional[Callable[[], None]] = None) -> None:
         self.engine = engine  # may be swapped between jobs (a reloaded model)
         self.queue = FairQueue()
-        self.current: Optional[Job] = None
+        self.max_batch = max_batch or DEFAULT_MAX_BATCH
+        self.after_pass = after_pass
+        self.current: Optional[Job] = None  # a next-edit job while it runs
+        self.in_batch: dict[int, Job] = {}  # id(job) -> infill job, while the batch has it
         self.completed = 0
+        self._runner: Any = None  # engine.batching.BatchRunner, made on the thread (it imports torch)
         self._tokens: dict[tuple[Hashable, Hashable], threading.Event] = {}
         self._tokens_lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
@@ -230,6 +247,8 @@ class EngineWorker:
         running = self.current
         if running is not None:
             running.cancel.set()
+        for job in list(self.in_batch.values()):
+            job.cancel.set()
 
     def join(self, timeout: Optional[float] = None) -> None:
         """Wait for the thread to end (after `close`)."""
@@ -238,26 +257,85 @@ class EngineWorker:
     # -- the thread ------------------------------------------------------------------------
     def _loop(self) -> None:
         while True:
-            job = self._take()
-            if job is None:
+            runner = self._batch()
+            while runner.in_flight < self.max_batch:
+                busy = runner.has_work()
+                if not busy:
+                    self._after_pass()  # nothing handed off may wait while the thread sleeps
+                job = self._take(wait=not busy)
+                if job is None:
+                    break
+                if not busy:
+                    runner = self._batch()  # the engine may have been swapped while the thread waited
+                if isinstance(job.call, InfillCall) and hasattr(runner.engine, "job"):
+                    self._join(runner, job)
+                else:  # next-edit; or an engine-shaped object that can only stream one request
+                    self._run_alone(job)
+            if runner.has_work():
+                runner.run_pass()
+            self._after_pass()
+            if not runner.has_work() and self.queue.closed:
                 return
-            self.current = job
-            try:
-                self._finish(job, self._run(job))
-            finally:
-                self.current = None
-                self.completed += 1
 
-    def _take(self) -> Optional[Job]:
-        """The next job to run (one; a batching engine would take several here)."""
+    def _batch(self) -> Any:
+        """The batch runner of the current engine (a new one once a swapped-out engine's
+        batch has emptied)."""
+        if self._runner is None or (self._runner.engine is not self.engine and not self._runner.has_work()):
+            from engine.batching import BatchRunner
+
+            self._runner = BatchRunner(self.engine, self.max_batch)
+        return self._runner
+
+    def _take(self, wait: bool) -> Optional[Job]:
+        """The next job to start, or None (nothing pending without `wait`; closed)."""
         while True:
-            job = self.queue.take()
+            job = self.queue.take(timeout=None if wait else 0)
             if job is None or not job.cancel.is_set():
                 return job
             self._finish(job, Outcome(cancelled=True))
 
-    def _run(self, job: Job) -> Outcome:
+    def _join(self, runner: Any, job: Job) -> None:
+        """Hand an infill job to the batch: it joins at the next pass."""
+        call = job.call
+        assert isinstance(call, InfillCall)
         job.started_at = time.monotonic()
+        try:
+            engine_job = runner.engine.job(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, cache_key=(job.group, job.key), **call.settings)
+        except Exception as error:  # bad input or settings: this job's outcome, not the thread's end
+            if not isinstance(error, InfillError):
+                log.exception("the engine failed on a request")
+            self._finish(job, Outcome(error=error, started=True, cancelled=job.cancel.is_set()))
+            self.completed += 1
+            return
+        self.in_batch[id(job)] = job
+        runner.submit(engine_job, on_step=lambda step: self._step(job, step), on_done=lambda ticket: self._batch_done(job, ticket))
+
+    def _step(self, job: Job, step: Any) -> None:
+        if step.result is None and job.on_step is not None and not job.cancel.is_set():
+            job.on_step(step)
+
+    def _batch_done(self, job: Job, ticket: Any) -> None:
+        self.in_batch.pop(id(job), None)
+        self.completed += 1
+        if ticket.error is not None:
+            outcome = Outcome(error=ticket.error, started=True, cancelled=job.cancel.is_set())
+        elif ticket.job.run is None:  # cancelled while it waited to join: the engine never ran it
+            outcome = Outcome(cancelled=True)
+        else:
+            outcome = Outcome(result=ticket.final.result, started=True, cancelled=job.cancel.is_set())
+        self._finish(job, outcome)
+
+    def _run_alone(self, job: Job) -> None:
+        """A job run start to end by itself, between two passes of the batch."""
+        self.current, job.started_at = job, time.monotonic()
+        try:
+            outcome = self._run(job)
+        finally:
+            self.current = None
+            self.completed += 1
+        self._finish(job, outcome)
+
+    def _run(self, job: Job) -> Outcome:
         try:
             if isinstance(job.call, NextEditCall):
                 call = job.call
@@ -270,21 +348,26 @@ class EngineWorker:
             return Outcome(error=error, started=True, cancelled=job.cancel.is_set())
 
     def _stream(self, job: Job) -> Outcome:
-        """Run an infill job pass by pass: steps out while it is wanted, then the result."""
+        """Run an infill job alone, pass by pass: steps out while it is wanted, then the result."""
         call = job.call
         assert isinstance(call, InfillCall)
         stream = self.engine.stream(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, **call.settings)
         try:
             for step in stream:
                 if step.result is not None:
-                    if step.changes and job.on_step is not None and not job.cancel.is_set():
-                        job.on_step(step)  # the last pass's changes still matter to a live view
                     return Outcome(result=step.result, started=True, cancelled=job.cancel.is_set())
                 if job.on_step is not None and not job.cancel.is_set():
                     job.on_step(step)
         finally:
             stream.close()
         raise RuntimeError("the engine stream ended without a result")
+
+    def _after_pass(self) -> None:
+        if self.after_pass is not None:
+            try:
+                self.after_pass()
+            except Exception:  # a front end's hook must not end the thread
+                log.exception("an engine worker after_pass hook failed")
 
     def _finish(self, job: Job, outcome: Outcome) -> None:
         with self._tokens_lock:
@@ -296,6 +379,47 @@ class EngineWorker:
             job.on_done(outcome)
         except Exception:  # a front end's callback must not end the thread
             log.exception("an engine worker callback failed")
+
+
+class LoopInbox:
+    """Hands the worker thread's callbacks to an asyncio loop, one wakeup per pass.
+
+    `post(fn, *args)` (worker thread) only buffers; `wake()`, the worker's `after_pass`,
+    schedules everything buffered with one `call_soon_threadsafe`. Every wakeup hands the
+    GIL to the loop thread and back: once per step frame, that cost the engine thread a
+    fifth of its time when a batched pass delivered a frame to each of 32 sessions."""
+
+    def __init__(self) -> None:
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._posted: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
+        self._scheduled = False  # a wakeup is on its way: it will take what is posted meanwhile
+        self._lock = threading.Lock()
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def post(self, callback: Callable[..., None], *args: Any) -> None:
+        with self._lock:
+            self._posted.append((callback, args))
+
+    def wake(self) -> None:
+        with self._lock:
+            if not self._posted or self._loop is None or self._scheduled:
+                return
+            self._scheduled = True
+        try:
+            self._loop.call_soon_threadsafe(self._run)
+        except RuntimeError:
+            pass  # the loop is closed: the server is shutting down
+
+    def _run(self) -> None:
+        with self._lock:
+            posted, self._posted, self._scheduled = self._posted, [], False
+        for callback, args in posted:
+            try:
+                callback(*args)
+            except Exception:  # one connection's bug must not lose the others' frames
+                log.exception("an engine event failed on the event loop")
 
 
 def _resolve(future: "asyncio.Future[Outcome]", outcome: Outcome) -> None:

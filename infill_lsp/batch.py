@@ -8,8 +8,10 @@ goes on. Model loading is excluded from every line's `ms`.
 from __future__ import annotations
 
 import json
+import queue
+from collections import deque
 from pathlib import Path
-from typing import IO, Any, Optional
+from typing import IO, Any, Optional, Union
 
 from engine.types import InfillError, SamplerSettings, SettingsError, check_knobs
 
@@ -52,23 +54,56 @@ def _fields(item: dict[str, Any]) -> dict[str, Any]:
     return {"prefix": item["prefix"], "suffix": item["suffix"], "language": language, **settings}
 
 
-def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None, language: Optional[str] = None) -> int:
+def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None, language: Optional[str] = None, max_batch: Optional[int] = None) -> int:
+    """Lines are denoised together by the engine worker (up to `max_batch` at once, each
+    with its own settings; engine/batching.py) and written in input order as soon as
+    every line before them is done. A line's `ms` is its own engine time, from its
+    context encoding to its result, not the time it waited for a place in the batch."""
     import engine
+    from engine.worker import EngineWorker, InfillCall, Job
 
     eng = engine.load(model_dir)  # an InfillError here ends the batch: there is no model to run
-    for raw in stdin:
-        if not raw.strip():
-            continue
-        item_id = None
-        try:
-            item_id, request = parse_line(raw)
-            lang = request.pop("language") or language
-            result = eng.infill(request.pop("prefix"), request.pop("suffix"), language=lang, **request)
-            out = {"id": item_id, **result.to_dict()}
-        except BadLine as exc:
-            out = {"id": exc.item_id, "error": str(exc)}
-        except InfillError as exc:
-            out = {"id": item_id, "error": str(exc)}
-        stdout.write(json.dumps(out) + "\n")
-        stdout.flush()
+    worker = EngineWorker(eng, name="infill-batch", max_batch=max_batch)
+    pending: deque[tuple[Any, Union[queue.SimpleQueue, dict[str, Any]]]] = deque()  # in input order
+    read_ahead = 2 * worker.max_batch
+
+    def write_ready(wait_for_head: bool) -> None:
+        while pending and (wait_for_head or isinstance(pending[0][1], dict) or not pending[0][1].empty()):
+            item_id, outcome = pending.popleft()
+            line = outcome if isinstance(outcome, dict) else _line(item_id, outcome.get())
+            stdout.write(json.dumps(line) + "\n")
+            stdout.flush()
+            wait_for_head = False
+
+    try:
+        for number, raw in enumerate(stdin):
+            if not raw.strip():
+                continue
+            item_id = None
+            try:
+                item_id, request = parse_line(raw)
+            except BadLine as exc:
+                pending.append((exc.item_id, {"id": exc.item_id, "error": str(exc)}))
+            else:
+                done: queue.SimpleQueue = queue.SimpleQueue()
+                call = InfillCall(request.pop("prefix"), request.pop("suffix"), request.pop("language") or language, request)
+                worker.submit(Job("batch", number, call, on_done=done.put))
+                pending.append((item_id, done))
+            write_ready(wait_for_head=len(pending) >= read_ahead)  # read ahead only so far
+        while pending:
+            write_ready(wait_for_head=True)
+    finally:
+        # Join before the interpreter exits: a daemon thread still inside torch at exit
+        # aborts the process ("terminate called without an active exception").
+        worker.close()
+        worker.join()
     return 0
+
+
+def _line(item_id: Any, outcome: Any) -> dict[str, Any]:
+    if outcome.result is not None:
+        return {"id": item_id, **outcome.result.to_dict()}
+    if isinstance(outcome.error, InfillError):
+        return {"id": item_id, "error": str(outcome.error)}
+    error = outcome.error
+    return {"id": item_id, "error": f"internal error: {type(error).__name__}: {error}" if error else "the request did not run"}

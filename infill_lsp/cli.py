@@ -179,6 +179,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     require_lab("bench")
+    if args.concurrency:
+        from lab.concurrency import sweep
+
+        forwarded = ["--concurrency", args.concurrency] + (["--json"] if args.json else [])
+        for flag, value in (("--model", args.model), ("--plot", args.plot), ("--out", args.out), ("--modes", args.modes), ("--requests", args.requests), ("--device", args.device), ("--shapes", args.shapes), ("--threads", args.threads), ("--dtype", args.dtype)):
+            if value is not None:
+                forwarded += [flag, str(value)]
+        for setting in args.set:
+            forwarded += ["--set", setting]
+        return sweep.main(forwarded)
     if args.syntax:
         from lab.syntax_bench import bench as syntax_bench
 
@@ -214,6 +224,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None, help="number of benchmark items")
     p.add_argument("--json", action="store_true")
     p.add_argument("--syntax", action="store_true", help="run the syntax-constraint on/off benchmark instead")
+    p.add_argument("--concurrency", metavar="LEVELS", default=None, help="run the concurrency sweep instead, e.g. 1,2,4,8,16,32,64 (batched vs one at a time vs autoregressive; lab/concurrency)")
+    p.add_argument("--plot", type=Path, default=None, help="with --concurrency: write the PNG plot here")
+    p.add_argument("--out", type=Path, default=None, help="with --concurrency: also write the JSON report here")
+    p.add_argument("--modes", default=None, help="with --concurrency: a subset of batched,sequential,autoregressive")
+    p.add_argument("--requests", type=int, default=None, help="with --concurrency: requests per level at least")
+    p.add_argument("--device", default=None, help="with --concurrency: torch device (cpu, cuda)")
+    p.add_argument("--shapes", type=Path, default=None, help="with --concurrency: ModelConfig JSON, random weights of these shapes (speed only)")
+    p.add_argument("--threads", type=int, default=None, help="with --concurrency: torch threads")
+    p.add_argument("--dtype", default=None, help="with --concurrency: cast the weights (e.g. bfloat16)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --concurrency: a sampler setting for every request")
     p.set_defaults(handler=cmd_bench)
 
     for name, (_, help_text) in DELEGATED.items():

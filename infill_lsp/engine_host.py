@@ -118,8 +118,9 @@ class EngineHost:
         await self.wait_ready()
         return await self.worker.run(Job(GROUP, key, call, cancel), on_outcome)
 
-    def close(self) -> None:
+    def close(self, timeout: float = 10.0) -> None:
         self.worker.close()
+        self.worker.join(timeout)  # a thread still inside torch at interpreter exit aborts the process
         self._loader.shutdown(wait=False, cancel_futures=True)
 
 

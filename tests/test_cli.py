@@ -1,4 +1,5 @@
 """The `infill` command as a user meets it: completions, the batch contract, clear errors."""
+import io
 import json
 import subprocess
 import sys
@@ -103,6 +104,24 @@ def test_batch_contract_keeps_order_and_reports_bad_lines(tiny_model_dir):
     assert "invalid JSON" in rows[1]["error"]
     assert "suffix" in rows[2]["error"]
     assert "max_tokens" in rows[4]["error"]
+
+
+def test_batch_lines_are_denoised_together_with_their_solo_middles(tiny_model_dir):
+    """More lines than the batch holds, interleaved with a bad one: every middle is the one
+    `Engine.infill` gives the same request alone, in input order."""
+    import engine
+    from infill_lsp.batch import run_batch
+
+    prompts = [(f"def f{i}(x):\n    return ", "\n", {"max_tokens": 3 + i % 5}) for i in range(7)]
+    lines = [json.dumps({"id": str(i), "prefix": p, "suffix": s, "language": "python", **cfg}) for i, (p, s, cfg) in enumerate(prompts)]
+    lines.insert(3, "{broken")
+    stdout = io.StringIO()
+    assert run_batch(io.StringIO("\n".join(lines) + "\n"), stdout, model_dir=tiny_model_dir, max_batch=2) == 0
+    rows = [json.loads(l) for l in stdout.getvalue().splitlines()]
+    assert [r["id"] for r in rows] == ["0", "1", "2", None, "3", "4", "5", "6"]
+    eng = engine.load(tiny_model_dir)
+    solo = [eng.infill(p, s, language="python", **cfg).middle for p, s, cfg in prompts]
+    assert [r["middle"] for r in rows if r["id"] is not None] == solo
 
 
 def test_help_lists_every_command():

@@ -83,7 +83,9 @@ def test_few_steps_lower_the_loss_and_resume_continues(tmp_path):
     snaps = snapshot_paths(run)
     assert [p.name for p in snaps] == ["step_000060.pt", "step_000070.pt"]
     mean, steps = average.average_states(snaps)
-    a, b = (torch.load(p, weights_only=False)["model"] for p in snaps)
+    from lab.training.checkpoint import load_verified
+
+    a, b = (load_verified(p)["model"] for p in snaps)
     assert steps == [60, 70] and torch.allclose(mean["embed.weight"], (a["embed.weight"] + b["embed.weight"]) / 2)
     assert average.main(["--run", str(run), "--corpus", str(corpus), "--last", "1"]) == 2  # one snapshot is no average
     assert average.main(["--run", str(run), "--corpus", str(corpus), "--batches", "2", "--write"]) == 0

@@ -101,6 +101,7 @@ class ReplicaSettings:
     token: str
     limits: Limits
     allowed_origins: frozenset[str]
+    max_batch: Optional[int] = None  # requests each replica denoises together
 
 
 class InfillReplica:
@@ -121,7 +122,8 @@ class InfillReplica:
         eng = engine.load(model_dir=self.settings.model_dir)
         replica = serve.get_replica_context().replica_id.unique_id
         hub = Hub(eng, token=self.settings.token, limits=self.settings.limits,
-                  origins=pages.OriginPolicy(self.settings.allowed_origins), replica_id=replica)
+                  origins=pages.OriginPolicy(self.settings.allowed_origins), replica_id=replica,
+                  max_batch=self.settings.max_batch)
         log.info("replica %s serves %s", replica, hub.model_name)
         return build_app(hub)
 
@@ -153,7 +155,8 @@ def serve_replicas(config: Any, options: ClusterOptions, *, model_dir: Optional[
     settings = ReplicaSettings(
         model_dir=str(Path(model_dir).expanduser().resolve()) if model_dir else None, token=token,
         limits=config.limits,
-        allowed_origins=pages.OriginPolicy.build(config.host, port, config.allowed_origins).allowed)
+        allowed_origins=pages.OriginPolicy.build(config.host, port, config.allowed_origins).allowed,
+        max_batch=config.max_batch)
     started_ray = options.ray_address is None
     try:
         if started_ray:

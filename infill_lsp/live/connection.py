@@ -13,7 +13,7 @@ import logging
 from typing import Any, Optional, Protocol, Union
 
 from engine.types import InfillError
-from engine.worker import EngineWorker, InfillCall, Job, Outcome
+from engine.worker import EngineWorker, InfillCall, Job, LoopInbox, Outcome
 
 from . import protocol as p
 from .channel import Channel, ChannelClosed
@@ -33,6 +33,7 @@ class Hub(Protocol):
 
     limits: Limits
     worker: EngineWorker
+    inbox: LoopInbox  # engine events to the event loop, one wakeup per pass
     model_name: str
 
     def token_ok(self, token: Optional[str]) -> bool: ...
@@ -52,6 +53,7 @@ class LiveConnection:
         self.closing = False
         self._close_task: Optional[asyncio.Task[None]] = None  # held so it is not garbage-collected
         self.loop = asyncio.get_running_loop()
+        self.hub.inbox.attach(self.loop)  # the hub's engine events come to this loop
 
     async def serve(self) -> None:
         sender = asyncio.create_task(self._send_loop())
@@ -240,10 +242,7 @@ class LiveConnection:
 
     def _post(self, job: Job, kind: str, payload: Any) -> None:
         """Called on the engine worker's thread: hand the event to the loop, never block."""
-        try:
-            self.loop.call_soon_threadsafe(self._on_engine, job, kind, payload)
-        except RuntimeError:
-            pass  # the loop is gone: the server is shutting down
+        self.hub.inbox.post(self._on_engine, job, kind, payload)
 
     def _on_engine(self, job: Job, kind: str, payload: Any) -> None:
         session = self.sessions.get(job.key)  # type: ignore[arg-type]

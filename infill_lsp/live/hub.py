@@ -15,7 +15,7 @@ import socket
 from collections import Counter
 from typing import Any, Optional
 
-from engine.worker import EngineWorker
+from engine.worker import EngineWorker, LoopInbox
 
 from .channel import Channel
 from .limits import Limits
@@ -28,14 +28,18 @@ def default_replica_id() -> str:
 
 class Hub:
     def __init__(self, engine: Any, *, token: str, limits: Limits = Limits(),
-                 origins: OriginPolicy = OriginPolicy(frozenset()), replica_id: Optional[str] = None) -> None:
+                 origins: OriginPolicy = OriginPolicy(frozenset()), replica_id: Optional[str] = None,
+                 max_batch: Optional[int] = None) -> None:
         self.engine = engine
         self.token = token
         self.limits = limits
         self.origins = origins
         self.model_name = str(getattr(engine, "model_name", "unknown"))
         self.replica_id = replica_id or default_replica_id()
-        self.worker = EngineWorker(engine, name="infill-live-engine")  # every model call: live sessions and HTTP
+        # Every model call (live sessions and HTTP), batched across requests (max_batch: None =
+        # the worker's default, 1 = one at a time); engine events reach the loop once per pass.
+        self.inbox = LoopInbox()
+        self.worker = EngineWorker(engine, name="infill-live-engine", max_batch=max_batch, after_pass=self.inbox.wake)
         self.sessions_open = 0
         self.connections = 0
         self.channels: set[Channel] = set()  # open live sockets, closed with 1001 at shutdown

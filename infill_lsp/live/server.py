@@ -41,6 +41,7 @@ class LiveConfig:
     token: Optional[str] = None  # None: a random one is generated
     allowed_origins: tuple[str, ...] = ()  # beyond the server's own
     limits: Limits = field(default_factory=Limits)
+    max_batch: Optional[int] = None  # requests denoised together (None: the worker's default; 1: one at a time)
 
 
 def urls(host: str, port: int, token: Optional[str]) -> dict[str, str]:
@@ -65,7 +66,7 @@ class LiveServer(Hub):
     """A Hub served by uvicorn on one socket in this process."""
 
     def __init__(self, engine: Any, config: LiveConfig = LiveConfig()) -> None:
-        super().__init__(engine, token=config.token or secrets.token_urlsafe(24), limits=config.limits)
+        super().__init__(engine, token=config.token or secrets.token_urlsafe(24), limits=config.limits, max_batch=config.max_batch)
         self.config = config
         self.token_generated = config.token is None
         self._socket: Optional[socket.socket] = None
@@ -150,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="sessions per connection")
     parser.add_argument("--rate", type=float, default=Limits.messages_per_second,
                         help="messages per second per connection")
+    parser.add_argument("--max-batch", type=int, default=None,
+                        help="requests denoised together, one forward pass for all (default 64; 1 = one at a time)")
     parser.add_argument("--log-level", default="WARNING", help="Python logging level for the server log")
     cluster = parser.add_argument_group("scale-out on Ray Serve (needs the extra: pip install 'infill[cluster]')")
     cluster.add_argument("--replicas", type=int, metavar="N",
@@ -178,12 +181,12 @@ def main(argv: list[str]) -> int:
         return _usage_error(f"--port must be in 0..65535, got {args.port}")
     if args.token is not None and len(args.token) < 8:
         return _usage_error("--token must be at least 8 characters")
-    if args.max_sessions < 1 or args.rate <= 0:
-        return _usage_error("--max-sessions and --rate must be positive")
+    if args.max_sessions < 1 or args.rate <= 0 or (args.max_batch is not None and args.max_batch < 1):
+        return _usage_error("--max-sessions, --rate and --max-batch must be positive")
     limits = replace(Limits(), max_sessions_per_connection=args.max_sessions, messages_per_second=args.rate,
                      message_burst=max(1, int(args.rate * 2)))
     config = LiveConfig(host=args.host, port=args.port, token=args.token,
-                        allowed_origins=tuple(args.allow_origin), limits=limits)
+                        allowed_origins=tuple(args.allow_origin), limits=limits, max_batch=args.max_batch)
     if args.token is not None:
         redaction.protect(args.token)
     scale_out = (args.replicas, args.ray_address, args.min_replicas, args.max_replicas)

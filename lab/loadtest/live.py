@@ -234,12 +234,14 @@ async def sample_memory(pid: int, samples: list[tuple[float, float]], start: flo
         await asyncio.sleep(1.0)
 
 
-async def start_server(model: Optional[str], token: str) -> tuple[asyncio.subprocess.Process, str]:
+async def start_server(model: Optional[str], token: str, max_batch: Optional[int] = None) -> tuple[asyncio.subprocess.Process, str]:
     # --token=VALUE: a generated token may start with "-", which argparse would take for an option.
     command = [sys.executable, "-m", "infill_lsp.live.server", "--host", "127.0.0.1", "--port", "0",
                f"--token={token}"]
     if model:
         command += ["--model", model]
+    if max_batch:
+        command += ["--max-batch", str(max_batch)]
     process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
     assert process.stdout is not None
     while True:
@@ -263,6 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--token", help="token of the server given with --url")
     parser.add_argument("--pid", type=int, help="pid of the server given with --url, to sample its memory")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-batch", type=int, default=None,
+                        help="the started server's --max-batch (1 = one request at a time, as before batching)")
     parser.add_argument("--json", action="store_true", help="print only the JSON summary")
     return parser
 
@@ -296,7 +300,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         url, token, pid = args.url, args.token, args.pid
     else:
         token = secrets.token_urlsafe(16)
-        process, url = await start_server(model, token)
+        process, url = await start_server(model, token, args.max_batch)
         pid = process.pid
     stats = Stats()
     memory: list[tuple[float, float]] = []
@@ -329,6 +333,7 @@ def summarize(args: argparse.Namespace, stats: Stats, memory: list[tuple[float, 
     warm = [value for t, value in memory if t >= args.seconds * 0.2] or [value for _, value in memory]
     return {
         "sessions": args.sessions, "connections": min(args.connections, args.sessions), "seconds": round(wall, 1),
+        "max_batch": args.max_batch,
         "requests": stats.requests, "results": stats.results, "cancelled": stats.cancelled, "steps": stats.steps,
         "results_per_s": round(stats.results / wall, 2) if wall else 0.0,
         "first_frame_ms": {"p50": percentile(stats.first_frame_ms, 50), "p99": percentile(stats.first_frame_ms, 99)},

@@ -135,7 +135,8 @@ def _child(tree: Path, args: argparse.Namespace, config: str) -> dict:
         "print(json.dumps(m.measure(sys.argv[3], *map(__import__('pathlib').Path, sys.argv[4:6]), *map(int, sys.argv[6:10]))))"
     )
     cmd = [sys.executable, "-c", code, str(tree), __file__, config, str(args.corpus.resolve()), str(args.tokenizer.resolve()),
-           str(args.batch_size), str(args.steps), str(args.threads), str(int(args.compile and here))]
+           str(args.batch_size if here or not args.baseline_batch_size else args.baseline_batch_size),
+           str(args.steps), str(args.threads), str(int(args.compile and here))]
     env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS=str(args.threads))
     out = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if out.returncode != 0:
@@ -155,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline", default=None, help="git revision whose training step to measure side by side")
     p.add_argument("--compile", action="store_true", help="measure this tree with `infill train --compile`")
     p.add_argument("--baseline-config", default=None, help="the baseline's config (default: each --config)")
+    p.add_argument("--baseline-batch-size", type=int, default=None, help="the baseline's batch size (default: --batch-size)")
     p.add_argument("--profile", type=Path, default=None, help="profile this tree's first config in-process (torch.profiler) and write the table here")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)

@@ -1,0 +1,154 @@
+"""The autoregressive baseline: the same weights, the middle written one token per pass.
+
+The embedded model's prefix is a causal language-model stream with a next-token head
+(training puts a next-token loss on every prefix position, engine/model.py). Decoding the
+middle through that stream, greedily, one token per forward pass with an exact KV cache
+(one new row per token), is how the same weights would be served by an ordinary LLM
+server, and it is the speed baseline the diffusion sampler is measured against
+(`infill bench --concurrency`, lab/concurrency/).
+
+It never sees the suffix, so it has no end-of-middle either. A decode stops at the end
+of its first line (`lines=1`, the usual single-line completion policy of left-to-right
+completion plugins; on 60 dev items it matched the held-out line as often as any
+multi-line rule tried, see docs/batching.md), at `max_tokens`, or when a finished line
+equals the suffix's first non-blank line (the text ran into what already follows the
+cursor: that line is dropped; the suffix is only compared with, never given to the
+model). Its exact match is reported next to its speed; the comparison is one of speed.
+
+Requests are decoded together (`DecodeBatch`): every pass feeds one token per unfinished
+request through `InfillTransformer.next_token_logits` (shared linear layers, attention per
+request); a request joins at any pass and leaves the batch when it stops.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import torch
+
+from engine.model import ContextCache, DecodeStream, InfillTransformer
+from engine.tokenizer import Tokenizer
+
+
+@dataclass
+class DecodeResult:
+    middle: str
+    tokens: int  # tokens in the middle (a dropped suffix line is not counted)
+    forwards: int  # passes spent, the context encoding counted as one
+    stop_reason: str  # "lines" | "suffix" | "max_tokens" | "empty"
+    ms: float = 0.0
+
+
+def first_suffix_line(suffix: str) -> Optional[str]:
+    """The suffix's first non-blank line, stripped; None if the suffix has none."""
+    for line in suffix.splitlines():
+        if line.strip():
+            return line.strip()
+    return None
+
+
+@dataclass
+class GreedyDecode:
+    """One request's greedy decode: feed `next_token`, then `advance` with its logits."""
+
+    tok: Tokenizer
+    stream: DecodeStream
+    next_token: int  # the token to feed in the next pass (first: the prefix's last token)
+    max_tokens: int
+    stop_line: Optional[str]
+    lines: int = 1  # stop after this many lines (0: no line limit)
+    generated: list[int] = field(default_factory=list)
+    forwards: int = 1  # the context encoding
+    result: Optional[DecodeResult] = None
+
+    @classmethod
+    def start(cls, model: InfillTransformer, tok: Tokenizer, context: ContextCache, suffix: str, max_tokens: int, lines: int = 1) -> "GreedyDecode":
+        state = cls(tok, model.decode_stream(context, room=max_tokens + 1), context.prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines)
+        if max_tokens <= 0:
+            state.result = DecodeResult("", 0, state.forwards, "empty")
+        return state
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None
+
+    def advance(self, logits: torch.Tensor) -> None:
+        """Take the next token from this request's (V,) logits and decide whether to stop."""
+        self.take(int(greedy_tokens(logits.unsqueeze(0), self.tok)[0]))
+
+    def take(self, token: int) -> None:
+        """Append the token chosen for this request and decide whether to stop."""
+        self.generated.append(token)
+        self.next_token = token
+        self.forwards += 1
+        text = self.tok.decode(self.generated)
+        if "\n" in self.tok.piece(token):
+            finished = [line.strip() for line in text.split("\n")[:-1]]  # complete lines
+            if self.stop_line in finished:
+                self._stop_after(finished.index(self.stop_line), text, "suffix")
+            elif self.lines and len(finished) >= self.lines:
+                self._stop_after(self.lines, text, "lines")
+            if self.done:
+                return
+        if len(self.generated) >= self.max_tokens:
+            self.result = DecodeResult(text, len(self.generated), self.forwards, "max_tokens")
+
+    def _stop_after(self, lines: int, text: str, reason: str) -> None:
+        """End the middle after its first `lines` lines (their newlines included)."""
+        middle = "".join(line + "\n" for line in text.split("\n")[:lines])
+        tokens = len(self.generated) if middle == text else len(self.tok.encode(middle))
+        self.result = DecodeResult(middle, tokens, self.forwards, reason)
+
+
+def greedy_tokens(logits: torch.Tensor, tok: Tokenizer) -> list[int]:
+    """The most likely text token of each row of (B, V) logits, in one device-to-host copy
+    (special tokens excluded: the prefix stream never saw mask, EOM or BOS as text)."""
+    rows = logits.float().clone()
+    rows[:, sorted(tok.special_ids)] = float("-inf")
+    return rows.argmax(dim=-1).tolist()
+
+
+class DecodeBatch:
+    """Continuous batching of greedy decodes: requests `join`, every `step` is one forward
+    pass over all unfinished ones, and a request leaves the moment it stops."""
+
+    def __init__(self, model: InfillTransformer):
+        self.model = model
+        self.active: list[GreedyDecode] = []
+        self.passes = 0
+
+    def join(self, state: GreedyDecode) -> None:
+        if not state.done:
+            self.active.append(state)
+
+    def step(self) -> list[GreedyDecode]:
+        """One token for every active request; returns the ones that stopped."""
+        if not self.active:
+            return []
+        logits = self.model.next_token_logits([s.stream for s in self.active], torch.tensor([s.next_token for s in self.active]))  # (B, V)
+        for state, token in zip(self.active, greedy_tokens(logits, self.active[0].tok)):
+            state.take(token)
+        self.passes += 1
+        finished = [s for s in self.active if s.done]
+        self.active = [s for s in self.active if not s.done]
+        return finished
+
+
+def decode_many(model: InfillTransformer, tok: Tokenizer, contexts: Sequence[ContextCache], suffixes: Sequence[str], max_tokens: int = 64, lines: int = 1) -> list[DecodeResult]:
+    """Greedy-decode every request together, one batched pass per token, each leaving the
+    batch when it stops. contexts[i] must hold request i's prefix (its suffix is unused)."""
+    start = time.perf_counter()
+    states = [GreedyDecode.start(model, tok, c, s, max_tokens, lines) for c, s in zip(contexts, suffixes, strict=True)]
+    batch = DecodeBatch(model)
+    for state in states:
+        batch.join(state)
+    while batch.active:
+        batch.step()
+    ms = (time.perf_counter() - start) * 1000
+    results = []
+    for state in states:
+        assert state.result is not None
+        state.result.ms = ms
+        results.append(state.result)
+    return results

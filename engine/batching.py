@@ -1,0 +1,184 @@
+"""Many requests at once: one forward pass per step over every request in flight.
+
+A lone request spends most of a denoising pass on fixed costs (reading every weight for a
+handful of canvas rows). With several requests in flight, `BatchRunner.run_pass()` packs
+all their canvases into one forward (`InfillTransformer.canvas_logits_many`: shared linear
+layers, attention per request against its own cached context) and then advances each
+request's sampler on its own rows. Continuous batching: a request joins at the next pass
+(its context is encoded then) and leaves as soon as its middle closes, is cancelled or
+fails; the others go on. Each request keeps its own settings, syntax constraint, cancel
+flag and candidates: the per-request code is exactly the solo path's (api.InfillJob,
+sampler.Denoiser), only the forward pass is shared. At temperature 0 the middles equal
+the solo ones unless float rounding of the bigger matmuls flips a near-tie (measured in
+docs/batching.md).
+
+The runner has no thread: the engine worker (engine/worker.py, the one thread that runs
+every model call of a server or of `infill batch`) calls `run_pass()` while `has_work()`,
+and the benchmarks drive one directly.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from typing import Callable, Optional, TypeVar
+
+import torch
+
+from engine.api import Engine, InfillJob
+from engine.types import DenoiseStep, InfillError, InfillResult
+from engine.worker import DEFAULT_MAX_BATCH
+
+log = logging.getLogger("infill.batching")
+T = TypeVar("T")
+
+
+
+class Ticket:
+    """A submitted request: its steps go to `on_step` and its end to `on_done` (both called
+    on the thread running the passes: they must not block); `wait()` blocks for the end."""
+
+    def __init__(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, on_done: Optional[Callable[["Ticket"], None]] = None):
+        self.job = job
+        self.on_step = on_step
+        self.on_done = on_done  # called once, on the worker thread, when it ends (result or error)
+        self.final: Optional[DenoiseStep] = None
+        self.canvas: Optional[list[int]] = None  # the canvas of the pass being run
+        self.error: Optional[BaseException] = None
+        self._done = threading.Event()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: Optional[float] = None) -> InfillResult:
+        """The result; raises the request's error (an InfillError for bad input)."""
+        if not self._done.wait(timeout):
+            raise TimeoutError("the request did not finish in time")
+        if self.error is not None:
+            raise self.error
+        assert self.final is not None and self.final.result is not None
+        return self.final.result
+
+    def _deliver(self, step: DenoiseStep) -> None:
+        if self.on_step is not None:
+            self.on_step(step)
+        if step.result is not None:
+            self.final = step
+            self._end()
+
+    def _fail(self, error: BaseException) -> None:
+        self.error = error
+        self._end()
+
+    def _end(self) -> None:
+        self._done.set()
+        if self.on_done is not None:
+            self.on_done(self)
+
+
+def cancelled_before_start() -> DenoiseStep:
+    """The final step of a request cancelled while it waited to join: no pass was spent."""
+    return DenoiseStep(0, [], [], 0, 0.0, result=InfillResult("", 0, 0, 0.0, "cancelled"))
+
+
+class BatchRunner:
+    """Continuous batching over one engine (see the module docstring)."""
+
+    def __init__(self, engine: Engine, max_batch: int = DEFAULT_MAX_BATCH):
+        if max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
+        self.engine = engine
+        self.max_batch = max_batch
+        self.passes = 0
+        self._joining: deque[Ticket] = deque()
+        self._active: list[Ticket] = []
+        self._guard = threading.Lock()  # submit() may come from any thread
+
+    def submit(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, on_done: Optional[Callable[[Ticket], None]] = None) -> Ticket:
+        ticket = Ticket(job, on_step, on_done)
+        with self._guard:
+            self._joining.append(ticket)
+        return ticket
+
+    def has_work(self) -> bool:
+        with self._guard:
+            return bool(self._joining or self._active)
+
+    @property
+    def in_flight(self) -> int:
+        with self._guard:
+            return len(self._joining) + len(self._active)
+
+    def run_pass(self) -> int:
+        """Admit joiners, run one forward over every unfinished canvas, advance each request.
+        Returns the number of canvases in the pass."""
+        with self.engine._lock:
+            self._admit()
+            ready = self._collect()
+            for ticket, logits in zip(ready, self._forward(ready)):
+                if logits is not None and self._guarded(ticket, lambda t=ticket, l=logits: t._deliver(t.job.advance(l)))[0]:
+                    self._finish_if_done(ticket)  # a middle that closed now is delivered now
+            self.passes += bool(ready)
+            return len(ready)
+
+    def _admit(self) -> None:
+        while len(self._active) < self.max_batch:
+            with self._guard:
+                if not self._joining:
+                    return
+                ticket = self._joining.popleft()
+            cancel = ticket.job.cancel
+            if cancel is not None and cancel.is_set():
+                self._guarded(ticket, lambda t=ticket: t._deliver(cancelled_before_start()))
+            elif self._guarded(ticket, ticket.job.prepare)[0]:  # the context encoding (prefill)
+                with self._guard:
+                    self._active.append(ticket)
+
+    def _collect(self) -> list[Ticket]:
+        """Tickets with a canvas for this pass; finished ones deliver their result and leave."""
+        return [ticket for ticket in list(self._active) if not self._finish_if_done(ticket)]
+
+    def _finish_if_done(self, ticket: Ticket) -> bool:
+        """Deliver the result and leave if the request has no next canvas (its middle
+        closed, it was cancelled, it failed); else note the canvas for the next pass."""
+        ok, ids = self._guarded(ticket, ticket.job.canvas_ids)
+        if ok and ids is None:
+            self._leave(ticket)
+            self._guarded(ticket, lambda: ticket._deliver(ticket.job.final_step()))
+        ticket.canvas = ids
+        return ids is None
+
+    def _forward(self, ready: list[Ticket]) -> list[Optional[torch.Tensor]]:
+        """One forward for all canvases; if it fails, each alone, so one bad request (a
+        position past the model's table, say) fails alone."""
+        model, device = self.engine.model, self.engine.device
+        canvases = [torch.tensor(t.canvas, dtype=torch.long, device=device) for t in ready]
+        many = getattr(model, "canvas_logits_many", None)
+        if many is not None and len(ready) > 1:
+            try:
+                return list(many([t.job.context for t in ready], canvases))
+            except Exception:
+                log.exception("batched pass failed; running its requests one by one")
+        return [self._guarded(t, lambda t=t, c=c: model.canvas_logits(t.job.context, c.unsqueeze(0))[0])[1] for t, c in zip(ready, canvases)]
+
+    def _guarded(self, ticket: Ticket, action: Callable[[], T]) -> tuple[bool, Optional[T]]:
+        """Run one request's part of a pass; an error ends that request only (its ticket
+        carries the exception: an InfillError's message is for the user, anything else
+        is a bug, logged here)."""
+        try:
+            return True, action()
+        except Exception as exc:  # a bug in one request must not take the others down
+            if not isinstance(exc, InfillError):
+                log.exception("a batched request failed")
+            self._fail(ticket, exc)
+        return False, None
+
+    def _leave(self, ticket: Ticket) -> None:
+        with self._guard:
+            if ticket in self._active:
+                self._active.remove(ticket)
+
+    def _fail(self, ticket: Ticket, error: BaseException) -> None:
+        self._leave(ticket)
+        ticket._fail(error)

@@ -1,0 +1,1 @@
+"""The concurrency sweep: batched diffusion vs one request at a time vs autoregressive decoding."""

@@ -1,0 +1,79 @@
+"""The concurrency sweep (lab/concurrency): its closed loop, report shape, crossover and plot."""
+import json
+
+import pytest
+
+from lab.concurrency.items import load_items
+from lab.concurrency.sweep import crossover, main, parse_levels, parse_settings, run_sweep
+
+LEVEL_KEYS = {"concurrency", "mode", "tokens_per_s", "tokens_per_s_per_user", "p50_ms", "p99_ms", "tpf", "exact_match"}
+
+
+def test_items_mix_single_and_multi_line_middles_cut_from_the_held_out_text():
+    items = load_items()
+    multi = [i for i in items if i.kind == "multi-line"]
+    assert len(items) == 180 and 20 <= len(multi) <= 60
+    for item in multi:
+        assert item.middle.count("\n") == 3 and item.middle.endswith("\n")
+    assert len({i.id for i in items}) == len(items)
+
+
+def test_sweep_reports_every_mode_at_every_level(tiny_model_dir):
+    import engine
+
+    eng = engine.load(tiny_model_dir)
+    eng.settings = eng.settings.replace(max_tokens=6)  # short middles: a quick sweep
+    report = run_sweep(eng, [1, 3], ["batched", "sequential", "autoregressive"], min_requests=3, repeats=2)
+    levels = report["levels"]
+    assert [(l["concurrency"], l["mode"]) for l in levels] == [(c, m) for c in (1, 3) for m in ("batched", "sequential", "autoregressive")]
+    for level in levels:
+        assert LEVEL_KEYS <= set(level)
+        assert level["requests"] == 2 * max(3, 2 * level["concurrency"])  # two runs (ABBA) pooled
+        assert level["p50_ms"] <= level["p99_ms"]
+        if level["mode"] == "autoregressive":
+            assert 0 < level["tpf"] <= 1.0  # one token per pass at most, the prefill counted as one
+    # Batched and sequential denoise the same requests to the same middles (temperature 0).
+    assert report["batched_identical_to_sequential"]["identical"] == report["batched_identical_to_sequential"]["requests"] == 2 * 3 + 2 * 6
+    json.dumps(report)  # the --json line
+
+
+def _level(c, mode, per_user):
+    return {"concurrency": c, "mode": mode, "tokens_per_s_per_user": per_user, "tokens_per_s": per_user * c}
+
+
+def test_crossover_names_the_level_where_autoregressive_overtakes_for_good():
+    levels = [_level(1, "batched", 30), _level(1, "autoregressive", 20), _level(8, "batched", 10), _level(8, "autoregressive", 12),
+              _level(4, "batched", 20), _level(4, "autoregressive", 21)]
+    # Ahead at 4, behind... no: at 4 AR leads (21 > 20) and stays ahead at 8.
+    assert crossover(levels)["at"] == 4
+    flip_back = levels + [_level(16, "batched", 9), _level(16, "autoregressive", 5)]
+    assert crossover(flip_back)["at"] is None and "no crossover" in crossover(flip_back)["text"]
+    never = [_level(1, "batched", 1), _level(1, "autoregressive", 2)]
+    assert crossover(never)["at"] is None and "every level" in crossover(never)["text"]
+    assert crossover([_level(1, "batched", 1)])["at"] is None
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError):
+        parse_levels("1,two")
+    with pytest.raises(ValueError):
+        parse_levels("0,4")
+    assert parse_levels("16, 1,4,4") == [1, 4, 16]
+    assert parse_settings(["constrained=false", "max_tokens=32", "language=python"]) == {"constrained": False, "max_tokens": 32, "language": "python"}
+    with pytest.raises(ValueError):
+        parse_settings(["oops"])
+    assert main(["--concurrency", "1,x"]) == 2
+    assert main(["--concurrency", "1", "--modes", "batched,fast"]) == 2
+
+
+def test_command_writes_the_json_report_and_the_plot(tiny_model_dir, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    plot, out = tmp_path / "sweep.png", tmp_path / "sweep.json"
+    assert main(["--concurrency", "1,2", "--requests", "2", "--repeats", "1", "--model", str(tiny_model_dir),
+                 "--json", "--plot", str(plot), "--out", str(out), "--set", "max_tokens=4"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    report = json.loads(last)
+    assert {l["mode"] for l in report["levels"]} == {"batched", "sequential", "autoregressive"}
+    assert report["settings"]["max_tokens"] == 4
+    assert json.loads(out.read_text())["levels"] == report["levels"]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
