@@ -44,7 +44,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping, Optional, Union
 
-from engine.types import InfillError
+from engine.types import InfillError, model_failure
 
 log = logging.getLogger("infill.worker")
 
@@ -75,8 +75,9 @@ class NextEditCall:
 
 @dataclass
 class Outcome:
-    """How a job ended: its result (InfillResult or NextEditResult), or the exception the
-    engine raised, or neither when it never ran."""
+    """How a job ended: its result (InfillResult or NextEditResult), or its error (an
+    InfillError: the input's fault; a ModelFailure: out of memory, a forward pass that
+    timed out or failed), or neither when it never ran."""
 
     result: Any = None
     error: Optional[BaseException] = None
@@ -304,7 +305,7 @@ class EngineWorker:
         except Exception as error:  # bad input or settings: this job's outcome, not the thread's end
             if not isinstance(error, InfillError):
                 log.exception("the engine failed on a request")
-            self._finish(job, Outcome(error=error, started=True, cancelled=job.cancel.is_set()))
+            self._finish(job, Outcome(error=for_front_end(error), started=True, cancelled=job.cancel.is_set()))
             self.completed += 1
             return
         self.in_batch[id(job)] = job
@@ -318,7 +319,7 @@ class EngineWorker:
         self.in_batch.pop(id(job), None)
         self.completed += 1
         if ticket.error is not None:
-            outcome = Outcome(error=ticket.error, started=True, cancelled=job.cancel.is_set())
+            outcome = Outcome(error=for_front_end(ticket.error), started=True, cancelled=job.cancel.is_set())
         elif ticket.job.run is None:  # cancelled while it waited to join: the engine never ran it
             outcome = Outcome(cancelled=True)
         else:
@@ -345,7 +346,7 @@ class EngineWorker:
         except Exception as error:  # reported to the front end; a bad request must not end the thread
             if not isinstance(error, InfillError):
                 log.exception("the engine failed on a request")
-            return Outcome(error=error, started=True, cancelled=job.cancel.is_set())
+            return Outcome(error=for_front_end(error), started=True, cancelled=job.cancel.is_set())
 
     def _stream(self, job: Job) -> Outcome:
         """Run an infill job alone, pass by pass: steps out while it is wanted, then the result."""
@@ -379,6 +380,19 @@ class EngineWorker:
             job.on_done(outcome)
         except Exception:  # a front end's callback must not end the thread
             log.exception("an engine worker callback failed")
+
+
+def for_front_end(error: BaseException) -> BaseException:
+    """The error a job's Outcome carries: an InfillError as it is (the input's fault; its
+    message is for the user), anything else (out of memory, a timed-out or failing forward
+    pass, a bug) as an engine.types.ModelFailure saying so in one sentence, with the
+    original as its cause. The thread itself goes on with the next job."""
+    if isinstance(error, InfillError):
+        return error
+    failure = model_failure(error)
+    if failure is not error:
+        failure.__cause__ = error
+    return failure
 
 
 class LoopInbox:

@@ -21,6 +21,8 @@ from typing import Any, Mapping
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from engine.types import ModelFailure
+
 from .completion_service import CompletionService, Suggestion
 from .config import LspSettings, check_sampler_overrides, parse_settings
 from .documents import DocumentStore, UnknownDocument
@@ -203,6 +205,10 @@ class InfillServer(LanguageServer):
             self.report_unavailable(error)
         except asyncio.CancelledError:
             raise
+        except ModelFailure as error:  # out of memory, a failed forward pass: this request only (the worker logged it)
+            self.stats.count("model_failures" if error.retryable else "errors")
+            self.tell_log(f"no completion: {error}", types.MessageType.Warning)
+            return None
         except Exception as error:  # an engine bug must not take the server down
             if type(error).__name__ == "InfillError":  # the engine refused this input, in one line
                 self.tell_log(f"no completion: {error}", types.MessageType.Info)

@@ -2,14 +2,29 @@
 its outcome is also a row of the table in docs/reliability.md."""
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
+import threading
+import time
 from pathlib import Path
+from typing import Any, Iterator
 
+import httpx
 import pytest
+import torch
+from websockets.asyncio.client import connect
 
 import engine
+from engine.batching import BatchRunner
 from engine.model_dir_watch import ModelDirWatch
+from engine.types import ModelFailure
+from engine.worker import EngineWorker, InfillCall, Job, Outcome
+from infill_lsp.live.limits import Limits
+from infill_lsp.live.server import LiveConfig
+from lab.fixtures.faulty_model import ModelFaults
+from lab.fixtures.live_server import ServerThread
 
 
 @pytest.fixture()
@@ -58,3 +73,248 @@ def test_model_dir_watch_reports_each_change_once(own_model_dir: Path) -> None:
     (own_model_dir / "config.json").write_text("{}")
     clock[0] += 6
     assert "changed" in (watch.check() or "")
+
+
+# -- faults inside a forward pass ------------------------------------------------------------
+# Each injected where a real one happens (lab/fixtures/faulty_model.py): the prefill
+# (`encode_context`), one request's pass (`canvas_logits`), a batched pass.
+PREFIX, SUFFIX = "def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n"
+SETTINGS = {"max_tokens": 6, "constrained": False}
+TOKEN = "fault-test-token-0001"
+OOM_CUDA = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+OOM_CPU = RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: "
+                       "you tried to allocate 34359738368 bytes")
+TIMEOUT = TimeoutError("the device did not answer within 30 s")
+BUG = RuntimeError("shape mismatch in a pass")
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, ModelFaults]]:
+    """An engine of its own (its model's passes wrapped), shared by this module's tests."""
+    from lab.fixtures.tiny_model import make_tiny_model_dir
+
+    eng = engine.load(make_tiny_model_dir(tmp_path_factory.mktemp("faulty") / "model"))
+    faults = ModelFaults(eng.model)
+    yield eng, faults
+    faults.restore()
+
+
+@pytest.fixture()
+def faults(faulty: tuple[Any, ModelFaults]) -> Iterator[ModelFaults]:
+    yield faulty[1]
+    faulty[1].disarm()
+    faulty[1].release()
+
+
+def _run(worker: EngineWorker, key: str) -> Outcome:
+    done: list[Outcome] = []
+    ended = threading.Event()
+    job = Job("test", key, InfillCall(PREFIX, SUFFIX, "python", SETTINGS),
+              on_done=lambda outcome: (done.append(outcome), ended.set()))
+    worker.submit(job)
+    assert ended.wait(120), "the job never ended"
+    return done[0]
+
+
+@pytest.mark.parametrize("where, error, kind", [
+    ("encode_context", OOM_CUDA, "out_of_memory"),
+    ("canvas_logits", MemoryError(), "out_of_memory"),
+    ("canvas_logits", OOM_CPU, "out_of_memory"),
+    ("canvas_logits", TIMEOUT, "timeout"),
+    ("encode_context", TIMEOUT, "timeout"),
+    ("canvas_logits", BUG, "error"),
+], ids=["prefill-cuda-oom", "pass-memoryerror", "pass-cpu-oom", "pass-timeout", "prefill-timeout", "pass-bug"])
+def test_a_fault_in_a_forward_pass_fails_that_request_and_the_worker_serves_the_next(
+        faulty: tuple[Any, ModelFaults], faults: ModelFaults, where: str, error: BaseException, kind: str) -> None:
+    eng = faulty[0]
+    expected = eng.infill(PREFIX, SUFFIX, "python", **SETTINGS).middle
+    worker = EngineWorker(eng, name="fault-test")
+    try:
+        faults.arm(where, error)
+        failed = _run(worker, "a")
+        assert failed.result is None and isinstance(failed.error, ModelFailure), failed
+        assert failed.error.kind == kind and failed.error.__cause__ is error
+        assert failed.error.retryable == (kind != "error")
+        message = str(failed.error)
+        assert {"out_of_memory": "ran out of memory", "timeout": "timed out",
+                "error": "RuntimeError"}[kind] in message and "Traceback" not in message
+        again = _run(worker, "a")  # the same session again, then another one: both served
+        other = _run(worker, "b")
+        assert again.error is None and again.result.middle == expected
+        assert other.error is None and other.result.middle == expected
+    finally:
+        worker.close()
+        worker.join(30)
+
+
+def test_a_fault_in_a_batched_pass_fails_only_the_request_it_hits(
+        faulty: tuple[Any, ModelFaults], faults: ModelFaults) -> None:
+    """A batched pass that runs out of memory is retried one request at a time; the one
+    that fails alone ends with its error, the others give their fault-free middles."""
+    eng = faulty[0]
+    requests = [(PREFIX, SUFFIX), ("for i in range(10):\n    ", "\n"), ("xs = [1, 2, 3]\nys = [x * 2 for x in ", "]\n")]
+    solo = [eng.infill(p, s, "python", **SETTINGS).middle for p, s in requests]
+    runner = BatchRunner(eng, max_batch=8)
+    tickets = [runner.submit(eng.job(p, s, "python", **SETTINGS)) for p, s in requests]
+    faults.arm("canvas_logits_many", OOM_CUDA)
+    faults.arm("canvas_logits", OOM_CUDA)  # the first request's pass alone fails too
+    while runner.has_work():
+        runner.run_pass()
+    with pytest.raises(torch.OutOfMemoryError):
+        tickets[0].wait(0)
+    assert [t.wait(0).middle for t in tickets[1:]] == solo[1:]
+    assert faults.calls["canvas_logits_many"] >= 2  # batched passes resumed after the fault
+
+
+# -- what the servers' users see -----------------------------------------------------------------
+def _infill_frame(session: str, request_id: Any) -> str:
+    return json.dumps({"type": "infill", "session": session, "id": request_id, "settings": SETTINGS,
+                       "range": {"start": {"line": 1, "character": 11}, "end": {"line": 1, "character": 11}}})
+
+
+async def _open(ws: Any, session: str) -> None:
+    await ws.send(json.dumps({"type": "open", "session": session, "token": TOKEN, "protocol": 1,
+                              "text": PREFIX + SUFFIX, "language": "python"}))
+    assert (await _frame(ws, "opened"))["session"] == session
+
+
+async def _frame(ws: Any, *types: str) -> dict[str, Any]:
+    """The next frame of one of `types`, skipping steps and `queued`."""
+    while True:
+        frame = json.loads(await asyncio.wait_for(ws.recv(), 60))
+        if frame["type"] in types:
+            return frame
+        assert frame["type"] in ("step", "queued", "hello", "cancelled"), frame
+
+
+def test_live_clients_see_a_model_failure_for_that_request_and_are_served_after_it(
+        faulty: tuple[Any, ModelFaults], faults: ModelFaults) -> None:
+    with ServerThread(faulty[0], LiveConfig(port=0, token=TOKEN)) as server:
+        async def scenario() -> None:
+            async with connect(server.websocket_url) as ws:
+                await _open(ws, "s")
+                for request_id, error, code, words in ((1, OOM_CUDA, "model_failed", "ran out of memory"),
+                                                       (2, TIMEOUT, "model_failed", "timed out"),
+                                                       (3, BUG, "internal_error", "engine failed")):
+                    faults.arm("canvas_logits", error)
+                    await ws.send(_infill_frame("s", request_id))
+                    frame = await _frame(ws, "result", "error")
+                    assert frame["type"] == "error" and frame["code"] == code and frame["id"] == request_id, frame
+                    assert words in frame["message"] and "Traceback" not in frame["message"]
+                    await ws.send(_infill_frame("s", f"after-{request_id}"))
+                    frame = await _frame(ws, "result", "error")
+                    assert frame["type"] == "result" and frame["id"] == f"after-{request_id}", frame
+
+        asyncio.run(scenario())
+        assert server.live_in_flight == 0
+
+
+def test_http_clients_get_503_for_memory_and_timeouts_500_for_a_bug_and_are_served_after(
+        faulty: tuple[Any, ModelFaults], faults: ModelFaults) -> None:
+    body = {"prompt": PREFIX, "suffix": SUFFIX, "max_tokens": 6, "infill": {"language": "python", "constrained": False}}
+    with ServerThread(faulty[0], LiveConfig(port=0, token=TOKEN)) as server, \
+            httpx.Client(base_url=server.base_url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        for error, status, code, words in ((OOM_CPU, 503, "model_failed", "ran out of memory"),
+                                           (TIMEOUT, 503, "model_failed", "timed out"),
+                                           (BUG, 500, "internal_error", "engine failed")):
+            faults.arm("encode_context", error)
+            answer = client.post("/v1/completions", json=body)
+            assert answer.status_code == status, answer.text
+            assert answer.json()["error"]["code"] == code and words in answer.json()["error"]["message"]
+            assert client.post("/v1/completions", json=body).status_code == 200
+
+
+def test_the_language_server_logs_a_model_failure_and_answers_the_next_request(
+        faulty: tuple[Any, ModelFaults], faults: ModelFaults, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from lsprotocol import types
+
+    from infill_lsp.server import InfillServer
+
+    server = InfillServer()
+    logged: list[str] = []
+    server.tell_log = lambda message, *args, **kwargs: logged.append(message)  # type: ignore[method-assign]
+    server.tell_user = lambda message, *args, **kwargs: logged.append("POPUP " + message)  # type: ignore[method-assign]
+
+    async def scenario() -> list[Any]:
+        server.engine._install(1, faulty[0], None)  # the faulty engine, as if loaded
+        uri = "file:///w/a.py"
+        server.documents.open(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=PREFIX + SUFFIX))
+        server.settings = replace(server.settings, debounce_ms=0)
+        server.sampler_overrides = dict(SETTINGS)
+        at = types.Position(line=1, character=11)
+        faults.arm("canvas_logits", OOM_CUDA)
+        first = await server.suggest(uri, at)
+        second = await server.suggest(uri, at)
+        return [first, second]
+
+    try:
+        first, second = asyncio.run(scenario())
+    finally:
+        server.engine.close()
+    assert first is None and second is not None and second.text
+    assert any(line.startswith("no completion: the model ran out of memory") for line in logged), logged
+    assert not any(line.startswith("POPUP") for line in logged)
+    counts = server.stats.snapshot()["counts"]
+    assert counts["model_failures"] == 1 and counts["errors"] == 0
+
+
+# -- load shedding ---------------------------------------------------------------------------------
+def _wait_until(condition: Any, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+def test_live_server_sheds_load_with_server_busy_and_a_bounded_queue(
+        faulty: tuple[Any, ModelFaults], faults: ModelFaults) -> None:
+    limits = Limits(max_live_requests=2)
+    with ServerThread(faulty[0], LiveConfig(port=0, token=TOKEN, limits=limits)) as server:
+        async def scenario() -> None:
+            async with connect(server.websocket_url) as ws:
+                for session in ("a", "b", "c"):
+                    await _open(ws, session)
+                faults.hold()  # the engine is busy: nothing finishes
+                await ws.send(_infill_frame("a", 1))
+                await ws.send(_infill_frame("b", 2))
+                await ws.send(_infill_frame("c", 3))
+                busy = await _frame(ws, "error")
+                assert busy["code"] == "server_busy" and busy["id"] == 3 and busy["session"] == "c", busy
+                assert "busy" in busy["message"] and "retry" in busy["message"]
+                assert server.live_in_flight == 2 and server.worker.pending() + len(server.worker.in_batch) <= 2
+                await ws.send(_infill_frame("a", 4))  # a newer request of a session replaces its own
+                assert (await _frame(ws, "cancelled", "error"))["type"] == "cancelled"
+                faults.release()
+                answers = {}
+                while len(answers) < 2:
+                    frame = await _frame(ws, "result", "error")
+                    answers[frame["id"]] = frame["type"]
+                assert answers == {2: "result", 4: "result"}
+                await ws.send(_infill_frame("c", 5))  # room again
+                assert (await _frame(ws, "result", "error"))["type"] == "result"
+
+        asyncio.run(scenario())
+        _wait_until(lambda: server.live_in_flight == 0)
+
+
+def test_http_server_sheds_load_with_429_server_busy(faulty: tuple[Any, ModelFaults], faults: ModelFaults) -> None:
+    limits = Limits(max_http_requests=2)
+    body = {"prompt": PREFIX, "suffix": SUFFIX, "max_tokens": 6, "infill": {"language": "python", "constrained": False}}
+    with ServerThread(faulty[0], LiveConfig(port=0, token=TOKEN, limits=limits)) as server, \
+            httpx.Client(base_url=server.base_url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        faults.hold()
+        held: list[httpx.Response] = []
+        threads = [threading.Thread(target=lambda: held.append(client.post("/v1/completions", json=body)))
+                   for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        _wait_until(lambda: server.http_in_flight == 2)
+        busy = client.post("/v1/completions", json=body)
+        assert busy.status_code == 429 and busy.json()["error"]["code"] == "server_busy", busy.text
+        faults.release()
+        for thread in threads:
+            thread.join(60)
+        assert [r.status_code for r in held] == [200, 200]
+        assert client.post("/v1/completions", json=body).status_code == 200

@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from engine.types import InfillError
+from engine.types import InfillError, ModelFailure
 from engine.worker import InfillCall, Job, Outcome
 
 from . import openai_api as api
@@ -160,10 +160,13 @@ def _result(call: EngineCall, outcome: Outcome) -> dict[str, Any]:
         return result_payload(outcome.result, call.job)
     if isinstance(outcome.error, InfillError):  # the input's fault; its message is meant for users
         raise api.ApiError(400, str(outcome.error), code="engine_refused")
+    if isinstance(outcome.error, ModelFailure) and outcome.error.retryable:  # out of memory, timed out: retry
+        raise api.ApiError(503, str(outcome.error), kind="server_error", code="model_failed")
     if outcome.cancelled:
         raise api.ApiError(503, "the request was cancelled: the server is shutting down", kind="server_error",
                            code="cancelled")
-    raise api.ApiError(500, "the engine failed; see the server log", kind="server_error", code="internal_error")
+    message = str(outcome.error) if isinstance(outcome.error, ModelFailure) else "the engine failed; see the server log"
+    raise api.ApiError(500, message, kind="server_error", code="internal_error")
 
 
 def _figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import json
 import logging
 from typing import Any, Optional, Protocol, Union
 
-from engine.types import InfillError
+from engine.types import InfillError, ModelFailure
 from engine.worker import EngineWorker, InfillCall, Job, LoopInbox, Outcome
 
 from . import protocol as p
@@ -39,6 +39,8 @@ class Hub(Protocol):
     def token_ok(self, token: Optional[str]) -> bool: ...
     def reserve_session(self) -> bool: ...
     def release_session(self) -> None: ...
+    def start_live_request(self, replacing: bool) -> bool: ...
+    def end_live_request(self) -> None: ...
 
 
 class LiveConnection:
@@ -202,15 +204,26 @@ class LiveConnection:
         except p.ProtocolError as err:
             err.request_id = message.request_id
             raise
+        # Load shedding: past max_live_requests the request is refused now, with nothing
+        # changed, rather than queued behind a backlog that only grows.
+        if not self.hub.start_live_request(replacing=session.active is not None):
+            raise p.ProtocolError(p.E_BUSY, f"the server is busy: {self.limits.max_live_requests} requests are queued "
+                                  "or running, the most it takes; retry shortly", session=session.id,
+                                  request_id=message.request_id)
         self._cancel_active(session, "superseded")
         # The whole text around the range: the engine decides the window (engine/window.py).
         text = session.document.text
         call = InfillCall(text[:start], text[end:], session.language, {**session.settings, **message.settings})
         job = Job(id(self), session.id, call, self.hub.worker.supersede(id(self), session.id))
         job.on_step = lambda step: self._post(job, "step", step)
-        job.on_done = lambda outcome: self._post(job, "done", outcome)
+        job.on_done = lambda outcome: self._job_done(job, outcome)
         session.active = ActiveRequest(job, message.request_id, message.range, session.document.version)
-        self.hub.worker.submit(job)
+        try:
+            self.hub.worker.submit(job)
+        except RuntimeError:  # the worker is closed: the server is shutting down
+            self.hub.end_live_request()
+            session.active = None
+            raise
         self.send({"type": "queued", "session": session.id, "id": message.request_id,
                    "pending": self.hub.worker.pending()})
 
@@ -240,6 +253,11 @@ class LiveConnection:
 
     # -- from the engine thread ---------------------------------------------------------------
 
+    def _job_done(self, job: Job, outcome: Outcome) -> None:
+        """The worker's one on_done per job (worker thread): free its place, hand it off."""
+        self.hub.end_live_request()
+        self._post(job, "done", outcome)
+
     def _post(self, job: Job, kind: str, payload: Any) -> None:
         """Called on the engine worker's thread: hand the event to the loop, never block."""
         self.hub.inbox.post(self._on_engine, job, kind, payload)
@@ -259,9 +277,12 @@ class LiveConnection:
                        "range": active.range.to_json(), **result_payload(outcome.result, job)})
         elif isinstance(outcome.error, InfillError):  # its message is meant for users
             self.send(p.error_frame(p.E_ENGINE, str(outcome.error), session=session.id, request_id=active.request_id))
-        else:  # an engine bug (logged by the worker) or a run that never produced a result
-            self.send(p.error_frame(p.E_INTERNAL, "the engine failed; see the server log", session=session.id,
+        elif isinstance(outcome.error, ModelFailure) and outcome.error.retryable:  # out of memory, timed out
+            self.send(p.error_frame(p.E_MODEL_FAILED, str(outcome.error), session=session.id,
                                     request_id=active.request_id))
+        else:  # an engine bug (logged by the worker) or a run that never produced a result
+            message = str(outcome.error) if isinstance(outcome.error, ModelFailure) else "the engine failed; see the server log"
+            self.send(p.error_frame(p.E_INTERNAL, message, session=session.id, request_id=active.request_id))
 
 def _dumps(frame: dict[str, Any]) -> str:
     return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))

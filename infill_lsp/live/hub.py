@@ -12,6 +12,7 @@ import hmac
 import itertools
 import os
 import socket
+import threading
 from collections import Counter
 from typing import Any, Optional
 
@@ -44,6 +45,8 @@ class Hub:
         self.connections = 0
         self.channels: set[Channel] = set()  # open live sockets, closed with 1001 at shutdown
         self.http_in_flight = 0
+        self.live_in_flight = 0  # live infill jobs submitted and not yet done (ended on the worker thread)
+        self._live_lock = threading.Lock()
         self.counters: Counter[str] = Counter()  # http_* figures, for /health
         self._http_ids = itertools.count(1)
 
@@ -65,6 +68,21 @@ class Hub:
     def release_session(self) -> None:
         self.sessions_open -= 1
 
+    def start_live_request(self, replacing: bool) -> bool:
+        """Room for one more live infill? Refused (the caller answers `server_busy`) once
+        `max_live_requests` are queued or running, unless it replaces its session's
+        running request, which it cancels: the queue stays bounded either way."""
+        with self._live_lock:
+            if self.live_in_flight >= self.limits.max_live_requests and not replacing:
+                return False
+            self.live_in_flight += 1
+            return True
+
+    def end_live_request(self) -> None:
+        """A live infill job ended (any thread: the worker calls its on_done)."""
+        with self._live_lock:
+            self.live_in_flight -= 1
+
     # -- HTTP requests --------------------------------------------------------------------
 
     def next_http_id(self) -> int:
@@ -75,7 +93,8 @@ class Hub:
         body: dict[str, Any] = {"status": "ok"}
         if detailed:
             body.update({"model": self.model_name, "replica": self.replica_id, "pending": self.worker.pending(),
-                         "http_in_flight": self.http_in_flight, "live_connections": self.connections,
+                         "http_in_flight": self.http_in_flight,
+                         "live_in_flight": self.live_in_flight, "live_connections": self.connections,
                          "completed": self.worker.completed, "counters": dict(self.counters)})
         return body
 

@@ -14,6 +14,7 @@ class Limits:
     max_sessions_total: int = 1024
     max_connections: int = 256  # further handshakes get HTTP 503
     max_http_requests: int = 256  # completions queued or running at once; further ones get HTTP 429
+    max_live_requests: int = 256  # live infills queued or running at once; further ones get `server_busy`
     messages_per_second: float = 40.0  # sustained rate per connection
     message_burst: int = 80  # how many messages may arrive at once before the rate applies
     rate_strikes_before_close: int = 50  # refused messages in a row before closing with 4029
