@@ -13,6 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Hashable, Optional, Union
 
+from engine.model_dir_watch import ModelDirWatch
 from engine.types import InfillError
 from engine.worker import EngineWorker, InfillCall, Job, NextEditCall, Outcome
 
@@ -35,6 +36,7 @@ class EngineHost:
         self._superseded: tuple[int, Any, str | None] | None = None  # an older load's engine, in reserve
         self._model_dir: str | None = None
         self._loading_dir: str | None = None
+        self.dir_watch: ModelDirWatch | None = None  # the loaded model's directory, watched for changes
         self.worker = EngineWorker(None, name="infill-engine")  # gets the engine once it is loaded
         self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-load")
 
@@ -95,6 +97,13 @@ class EngineHost:
         self._engine, self._model_dir, self._installed_generation = engine, model_dir, generation
         self.worker.engine = engine  # the next job runs on the new model
         self._superseded = None
+        model_dir_path = getattr(engine, "model_dir", None)
+        self.dir_watch = ModelDirWatch(model_dir_path) if model_dir_path is not None else None
+
+    def model_dir_notice(self) -> str | None:
+        """One line when the loaded model's directory disappeared or was replaced since the
+        last notice (checked at most every few seconds; the model keeps serving)."""
+        return self.dir_watch.check() if self.dir_watch is not None else None
 
     async def wait_ready(self) -> Any:
         """The engine, once loaded. Raises EngineUnavailable when loading failed."""

@@ -137,6 +137,10 @@ class RemoteEngineHost:
                 self._first_load.set_result(None)
         return str(self.model_name)
 
+    def model_dir_notice(self) -> None:
+        """No local model directory to watch (EngineHost has one)."""
+        return None
+
     async def wait_ready(self) -> Any:
         raise EngineUnavailable("next edits need a local model; with --remote only completions are served")
 

@@ -195,6 +195,9 @@ class InfillServer(LanguageServer):
     # -- the shared path of inline completion and completion ----------------------------
     async def suggest(self, uri: str, position: types.Position) -> Suggestion | None:
         """A suggestion, or None; problems go to the log/popup, never to a crash."""
+        notice = self.engine.model_dir_notice()
+        if notice is not None:  # the model on disk is no longer the one serving: say so, once
+            self.tell_user(notice, types.MessageType.Warning)
         try:
             suggestion = await self.completions.suggest(uri, position)
             self._unavailable_shown = None  # working again: a later failure is news

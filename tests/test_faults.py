@@ -8,12 +8,14 @@ import os
 import shutil
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
 import pytest
 import torch
+from lsprotocol import types
 from websockets.asyncio.client import connect
 
 import engine
@@ -23,8 +25,18 @@ from engine.types import ModelFailure
 from engine.worker import EngineWorker, InfillCall, Job, Outcome
 from infill_lsp.live.limits import Limits
 from infill_lsp.live.server import LiveConfig
+from infill_lsp.server import InfillServer
 from lab.fixtures.faulty_model import ModelFaults
 from lab.fixtures.live_server import ServerThread
+
+PREFIX, SUFFIX = "def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n"
+SETTINGS = {"max_tokens": 6, "constrained": False}
+TOKEN = "fault-test-token-0001"
+OOM_CUDA = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+OOM_CPU = RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: "
+                       "you tried to allocate 34359738368 bytes")
+TIMEOUT = TimeoutError("the device did not answer within 30 s")
+BUG = RuntimeError("shape mismatch in a pass")
 
 
 @pytest.fixture()
@@ -75,18 +87,56 @@ def test_model_dir_watch_reports_each_change_once(own_model_dir: Path) -> None:
     assert "changed" in (watch.check() or "")
 
 
+def test_the_language_server_tells_the_user_once_when_its_model_directory_goes(own_model_dir: Path) -> None:
+    server = InfillServer(model_dir=str(own_model_dir))
+    told: list[str] = []
+    server.tell_user = lambda message, *args, **kwargs: told.append(message)  # type: ignore[method-assign]
+    server.tell_log = lambda message, *args, **kwargs: None  # type: ignore[method-assign]
+
+    async def scenario() -> list[Any]:
+        await server.engine.load(str(own_model_dir))
+        server.engine.dir_watch.interval_s = 0  # look on every request, not every 5 s
+        uri = "file:///w/a.py"
+        server.documents.open(types.TextDocumentItem(uri=uri, language_id="python", version=1,
+                                                     text="def f(x):\n    return \n"))
+        server.settings = replace(server.settings, debounce_ms=0)
+        server.sampler_overrides = {"max_tokens": 4, "constrained": False}
+        at = types.Position(line=1, character=11)
+        answers = [await server.suggest(uri, at)]
+        shutil.rmtree(own_model_dir)
+        answers += [await server.suggest(uri, at), await server.suggest(uri, at)]
+        return answers
+
+    try:
+        answers = asyncio.run(scenario())
+    finally:
+        server.engine.close()
+    assert all(answer is not None for answer in answers)  # the loaded model keeps serving
+    assert len(told) == 1 and "disappeared while in use" in told[0] and str(own_model_dir) in told[0], told
+
+
+def test_infill_serve_reports_a_replaced_model_directory_in_its_log_and_health(
+        own_model_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    eng = engine.load(own_model_dir)
+    body = {"prompt": "def f(x):\n    return ", "suffix": "\n", "max_tokens": 4, "infill": {"constrained": False}}
+    with ServerThread(eng, LiveConfig(port=0, token=TOKEN)) as server, \
+            httpx.Client(base_url=server.base_url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        server.dir_watch.interval_s = 0
+        assert client.post("/v1/completions", json=body).status_code == 200
+        assert "model_dir" not in client.get("/health").json()
+        weights = own_model_dir / "model.safetensors"
+        weights.write_bytes(os.urandom(weights.stat().st_size))  # replaced by something else
+        assert client.post("/v1/completions", json=body).status_code == 200  # still served from memory
+        assert client.post("/v1/completions", json=body).status_code == 200
+        health = client.get("/health").json()
+    assert "changed while in use" in health["model_dir"] and "model.safetensors" in health["model_dir"]
+    warnings = [r.getMessage() for r in caplog.records if "changed while in use" in r.getMessage()]
+    assert len(warnings) == 1, warnings
+
+
 # -- faults inside a forward pass ------------------------------------------------------------
 # Each injected where a real one happens (lab/fixtures/faulty_model.py): the prefill
 # (`encode_context`), one request's pass (`canvas_logits`), a batched pass.
-PREFIX, SUFFIX = "def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n"
-SETTINGS = {"max_tokens": 6, "constrained": False}
-TOKEN = "fault-test-token-0001"
-OOM_CUDA = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-OOM_CPU = RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: "
-                       "you tried to allocate 34359738368 bytes")
-TIMEOUT = TimeoutError("the device did not answer within 30 s")
-BUG = RuntimeError("shape mismatch in a pass")
-
 
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, ModelFaults]]:
@@ -226,12 +276,6 @@ def test_http_clients_get_503_for_memory_and_timeouts_500_for_a_bug_and_are_serv
 
 def test_the_language_server_logs_a_model_failure_and_answers_the_next_request(
         faulty: tuple[Any, ModelFaults], faults: ModelFaults, tmp_path: Path) -> None:
-    from dataclasses import replace
-
-    from lsprotocol import types
-
-    from infill_lsp.server import InfillServer
-
     server = InfillServer()
     logged: list[str] = []
     server.tell_log = lambda message, *args, **kwargs: logged.append(message)  # type: ignore[method-assign]
@@ -318,3 +362,72 @@ def test_http_server_sheds_load_with_429_server_busy(faulty: tuple[Any, ModelFau
             thread.join(60)
         assert [r.status_code for r in held] == [200, 200]
         assert client.post("/v1/completions", json=body).status_code == 200
+
+
+# -- slow HTTP clients ----------------------------------------------------------------------------
+def _raw_post(port: int, body: bytes) -> tuple[Any, bytes]:
+    """A socket with the request's head sent, and the body to send (by the caller, slowly)."""
+    import socket
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+    head = (f"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+    sock.sendall(head.encode())
+    return sock, body
+
+
+def test_slow_http_clients_hold_up_nobody_and_leave_nothing_behind(faulty: tuple[Any, ModelFaults]) -> None:
+    """A body trickling in byte by byte, one that stops half-way and hangs up, and a
+    streamed answer nobody reads: the others are served meanwhile, and every request's
+    place is given back."""
+    body = json.dumps({"prompt": PREFIX, "suffix": SUFFIX, "max_tokens": 6,
+                       "infill": {"language": "python", "constrained": False}}).encode()
+    with ServerThread(faulty[0], LiveConfig(port=0, token=TOKEN)) as server, \
+            httpx.Client(base_url=server.base_url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        trickling, rest = _raw_post(server.port, body)
+        quitter, half = _raw_post(server.port, body)
+        quitter.sendall(half[: len(half) // 2])
+        streamed = json.loads(body)
+        streamed["stream"] = True
+        unread, streamed_body = _raw_post(server.port, json.dumps(streamed).encode())
+        unread.sendall(streamed_body)  # and never reads the answer
+        for index, byte in enumerate(rest):
+            trickling.sendall(bytes([byte]))
+            if index % 40 == 0:  # others are served while the slow ones take their time
+                assert client.post("/v1/completions", json=json.loads(body)).status_code == 200
+            time.sleep(0.005)
+        quitter.close()
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += trickling.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+        trickling.close()
+        unread.close()
+        _wait_until(lambda: server.http_in_flight == 0)
+        assert client.post("/v1/completions", json=json.loads(body)).status_code == 200
+
+
+def test_live_connections_and_sessions_past_their_limits_are_refused_clearly(faulty: tuple[Any, ModelFaults]) -> None:
+    from websockets.exceptions import InvalidStatus
+
+    limits = Limits(max_connections=2, max_sessions_total=2)
+    with ServerThread(faulty[0], LiveConfig(port=0, token=TOKEN, limits=limits)) as server:
+        async def scenario() -> None:
+            async with connect(server.websocket_url) as first, connect(server.websocket_url) as second:
+                with pytest.raises(InvalidStatus) as refused:
+                    async with connect(server.websocket_url):
+                        pass
+                assert refused.value.response.status_code == 503
+                await _open(first, "a")
+                await _open(second, "b")
+                await first.send(json.dumps({"type": "open", "session": "c", "token": TOKEN, "protocol": 1,
+                                             "text": "x = 1\n", "language": "python"}))
+                full = await _frame(first, "error")
+                assert full["code"] == "server_full" and full["session"] == "c", full
+                await second.send(json.dumps({"type": "close", "session": "b"}))
+                assert (await _frame(second, "closed"))["session"] == "b"
+                await _open(first, "c")  # a place was given back
+            async with connect(server.websocket_url) as third:  # and so were the connections
+                await _open(third, "d")
+
+        asyncio.run(scenario())

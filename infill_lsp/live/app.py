@@ -193,6 +193,7 @@ async def completions(hub: Hub, request: Request) -> Response:
     except api.ApiError as error:
         hub.counters[f"http_{error.status}"] += 1
         return error_response(error)
+    hub.check_model_dir()
     call = EngineCall(hub, parsed)
     call.start()
     meta = {"completion_id": f"cmpl-{secrets.token_hex(12)}", "created": int(time.time()), "model": hub.model_name}

@@ -41,6 +41,7 @@ class Hub(Protocol):
     def release_session(self) -> None: ...
     def start_live_request(self, replacing: bool) -> bool: ...
     def end_live_request(self) -> None: ...
+    def check_model_dir(self) -> None: ...
 
 
 class LiveConnection:
@@ -210,6 +211,7 @@ class LiveConnection:
             raise p.ProtocolError(p.E_BUSY, f"the server is busy: {self.limits.max_live_requests} requests are queued "
                                   "or running, the most it takes; retry shortly", session=session.id,
                                   request_id=message.request_id)
+        self.hub.check_model_dir()
         self._cancel_active(session, "superseded")
         # The whole text around the range: the engine decides the window (engine/window.py).
         text = session.document.text

@@ -9,6 +9,7 @@ Model work of live sessions and HTTP completions alike runs on the hub's engine 
 from __future__ import annotations
 
 import hmac
+import logging
 import itertools
 import os
 import socket
@@ -16,11 +17,15 @@ import threading
 from collections import Counter
 from typing import Any, Optional
 
+from engine.model_dir_watch import ModelDirWatch
 from engine.worker import EngineWorker, LoopInbox
 
 from .channel import Channel
 from .limits import Limits
 from .pages import OriginPolicy
+
+
+log = logging.getLogger("infill.live")
 
 
 def default_replica_id() -> str:
@@ -49,6 +54,9 @@ class Hub:
         self._live_lock = threading.Lock()
         self.counters: Counter[str] = Counter()  # http_* figures, for /health
         self._http_ids = itertools.count(1)
+        model_dir = getattr(engine, "model_dir", None)
+        self.dir_watch = ModelDirWatch(model_dir) if model_dir is not None else None
+        self.model_dir_notice: Optional[str] = None  # the last change of the model directory, for /health
 
     # -- what a live connection needs (connection.Hub) ---------------------------------
 
@@ -58,6 +66,15 @@ class Hub:
         if not isinstance(token, str):
             return False
         return hmac.compare_digest(token.encode("utf-8", "surrogatepass"), self.token.encode("utf-8", "surrogatepass"))
+
+    def check_model_dir(self) -> None:
+        """Called with every model request (a few stat calls at most every 5 s): a model
+        directory that disappeared or was replaced is logged once per change and shown by
+        /health; the model loaded from it keeps serving."""
+        notice = self.dir_watch.check() if self.dir_watch is not None else None
+        if notice is not None:
+            log.warning("%s", notice)
+            self.model_dir_notice = notice
 
     def reserve_session(self) -> bool:
         if self.sessions_open >= self.limits.max_sessions_total:
@@ -96,6 +113,8 @@ class Hub:
                          "http_in_flight": self.http_in_flight,
                          "live_in_flight": self.live_in_flight, "live_connections": self.connections,
                          "completed": self.worker.completed, "counters": dict(self.counters)})
+            if self.model_dir_notice is not None:
+                body["model_dir"] = self.model_dir_notice
         return body
 
     # -- lifecycle ------------------------------------------------------------------------
