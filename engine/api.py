@@ -24,6 +24,7 @@ import grammars
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
 from engine.next_edit.suggest import NextEditResult, next_edit
 from engine.sampler import Denoising, run_to_end
+from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
 from engine.window import ContextWindow, context_window, prefix_tail
@@ -128,10 +129,14 @@ class InfillRun:
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
         self.run = self._begin(forwards)
 
-    def _begin(self, forwards: int) -> Denoising:
+    def _begin(self, forwards: int, passes_before: int = 0) -> Denoising:
+        """The next candidate's sampler state; its passes are numbered on from the earlier
+        candidates' (a live client shows one sequence of passes, not `pass 1` twice)."""
         request, settings = self.request, self.schedule[self.attempt]
         self.attempt += 1
-        return Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards)
+        run = Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards)
+        run.step = passes_before
+        return run
 
     def canvas_ids(self) -> Optional[list[int]]:
         """The canvas of the next forward pass, or None once the request is answered."""
@@ -148,23 +153,24 @@ class InfillRun:
 
     def _judge(self, final: DenoiseStep) -> None:
         """A candidate ended: keep its (cut) middle, or start the next candidate, or answer
-        nothing ("rejected")."""
+        nothing ("rejected"). Every middle, constrained or not, then gets its seams tidied
+        (engine/seams.py: no doubled newline, no ghost `()` after a closer)."""
         result, request = final.result, self.request
         assert result is not None
         result.candidates_tried = self.attempt
-        if result.stop_reason == "cancelled" or request.constraint is None:
-            self.final = final
-            return
-        accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
-        if accepted is None:
-            result.vetoed += 1
-            if self.attempt < len(self.schedule):
-                self.run = self._begin(result.forwards)
-                return
-            result.stop_reason = "rejected"
-        if (accepted or "") != result.middle:  # the final check cut or polished it: count what is returned
-            result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(accepted))) if accepted else 0
-        result.middle = accepted or ""
+        sampled = result.middle
+        if result.stop_reason != "cancelled" and request.constraint is not None:
+            accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
+            if accepted is None:
+                result.vetoed += 1
+                if self.attempt < len(self.schedule):
+                    self.run = self._begin(result.forwards, passes_before=final.step)
+                    return
+                result.stop_reason = "rejected"
+            result.middle = accepted or ""
+        result.middle = tidy_middle(request.prefix, result.middle, request.suffix)
+        if result.middle != sampled:  # the final check or the seams cut it: count what is returned
+            result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0
         self.final = final
 
 
@@ -250,7 +256,8 @@ class Engine:
 
     def context_ids(self, prefix: str, suffix: str, cross_file: str = "", settings: Optional[SamplerSettings] = None) -> tuple[list[int], list[int]]:
         """(prefix ids, suffix ids) of the window, as the model reads them: BOS (when the
-        tokenizer has one), the cross-file context, then the tail of the prefix."""
+        tokenizer has one and the model does not lay out its own prompt, as the checkpoint
+        families' adapters do), the cross-file context, then the tail of the prefix."""
         cfg = settings or self.settings
         tok = self.tokenizer
         window = self.window(prefix, suffix, cross_file, cfg)
@@ -258,8 +265,8 @@ class Engine:
         cross_ids = tok.encode(window.cross_file)[: int(room * cfg.cross_file_share)] if window.cross_file else []
         keep = room - len(cross_ids)
         prefix_ids = cross_ids + (self._encode_text(window.prefix)[-keep:] if keep > 0 else [])
-        if tok.bos_id is not None:
-            prefix_ids = [tok.bos_id] + prefix_ids
+        if tok.bos_id is not None and not getattr(self.model, "lays_out_prompt", False):
+            prefix_ids = [tok.bos_id] + prefix_ids  # family adapters add their own layout's tokens
         return prefix_ids, tok.encode(window.suffix)[: cfg.suffix_tokens]
 
     def _copy_source(self, prefix: str, prefix_ids: list[int], settings: SamplerSettings) -> list[int]:

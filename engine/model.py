@@ -401,24 +401,29 @@ class InfillTransformer(nn.Module):
         if not reuse_suffix and suffix_ids:
             xs = self.embed(torch.tensor([suffix_ids], device=device, dtype=torch.long))
         for i, block in enumerate(self.blocks):
+            # Only keys and values are kept: the last layer's attention output and FFN
+            # would feed nothing (about 1/n_layers of a cold encoding saved).
+            last = i == len(self.blocks) - 1
             old = reuse.layers[i] if reuse is not None else None
             pk = old.prefix_k[:, :, :keep] if old is not None else empty
             pv = old.prefix_v[:, :, :keep] if old is not None else empty
             if x is not None:
                 q, k, v = block.attn.project(block.attn_norm(x))
-                q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+                k = apply_rope(k, cos, sin)
                 pk, pv = torch.cat([pk, k], dim=2), torch.cat([pv, v], dim=2)
-                x = x + block.attn.attend(q, pk, pv, mask)
-                x = x + block.ffn(block.ffn_norm(x))
+                if not last:
+                    x = x + block.attn.attend(apply_rope(q, cos, sin), pk, pv, mask)
+                    x = x + block.ffn(block.ffn_norm(x))
             if reuse_suffix:
                 sk, sv = old.suffix_k, old.suffix_v  # type: ignore[union-attr]
             elif xs is not None:
                 q, sk, sv = block.attn.project(block.attn_norm(xs))
-                # Within the suffix only relative positions matter: rotate by 0..S-1.
-                spos = torch.arange(len(suffix_ids), device=device).unsqueeze(0)
-                scos, ssin = self._rope(spos)
-                xs = xs + block.attn.attend(apply_rope(q, scos, ssin), apply_rope(sk, scos, ssin), sv, None)
-                xs = xs + block.ffn(block.ffn_norm(xs))
+                if not last:
+                    # Within the suffix only relative positions matter: rotate by 0..S-1.
+                    spos = torch.arange(len(suffix_ids), device=device).unsqueeze(0)
+                    scos, ssin = self._rope(spos)
+                    xs = xs + block.attn.attend(apply_rope(q, scos, ssin), apply_rope(sk, scos, ssin), sv, None)
+                    xs = xs + block.ffn(block.ffn_norm(xs))
             else:
                 sk, sv = empty, empty
             layers.append(LayerKV(pk, pv, sk, sv))

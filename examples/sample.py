@@ -1,4 +1,7 @@
-"""A small file to try infill on: `infill complete examples/sample.py --line 19 --column 5`."""
+"""A small file to try infill on: `make demo` runs `infill complete examples/sample.py --line 23 --column 37`.
+
+Line 23 has a hole to fill: the argument of `read_lines()`, which the code around it names.
+"""
 import os
 
 
@@ -17,7 +20,7 @@ def count_words(lines):
 
 def main():
     path = os.path.join(os.path.dirname(__file__), "sample.py")
-    counts = count_words(read_lines(path))
+    counts = count_words(read_lines())
     for word, n in sorted(counts.items(), key=lambda kv: -kv[1])[:5]:
         print(f"{n:4d} {word}")
 

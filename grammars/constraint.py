@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from . import polish as polish_mod
-from .splice import splice_error_balance
+from .splice import added_errors, splice_error_balance
 from .registry import LanguageSpec
 from .syntax import SyntaxErrorSpan, minimal_errors, token_left, token_right
 from .window import Window, WindowCache
@@ -212,7 +212,7 @@ class TreeSitterConstraint:
         started = time.perf_counter()
         try:
             with self._lock:
-                ok = splice_error_balance(self._windows.get(prefix, suffix), middle) <= 0
+                ok = added_errors(self._windows.get(prefix, suffix), middle) == 0
         finally:
             self.stats.final_calls += 1
             self.stats.final_seconds += time.perf_counter() - started
@@ -221,15 +221,9 @@ class TreeSitterConstraint:
         return ok
 
     def accept_complete(self, prefix: str, middle: str, suffix: str) -> bool:
-        """Stricter than accept_final: the splice also repairs the hole's own error, so
-        the touched region parses as it would in a finished file (`while node:`)."""
-        started = time.perf_counter()
-        try:
-            with self._lock:
-                return splice_error_balance(self._windows.get(prefix, suffix), middle, strict=True) <= 0
-        finally:
-            self.stats.final_calls += 1
-            self.stats.final_seconds += time.perf_counter() - started
+        """The same judgement as accept_final (which since issue 16 also requires the
+        hole's own error to be repaired: `while node:`, not `while :`)."""
+        return self.accept_final(prefix, middle, suffix)
 
     def new_errors(self, prefix: str, middle: str, suffix: str) -> int:
         """Errors the splice adds in the region it touches, less those it removes.

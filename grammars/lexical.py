@@ -18,13 +18,41 @@ def bracket_imbalance(spec: LanguageSpec, prefix: str, middle: str, suffix: str)
     """
     before = "\n".join(prefix.split("\n")[-CONTEXT_LINES:])
     after = "\n".join(suffix.split("\n")[:CONTEXT_LINES])
-    text = before + middle + after
+    closers = spec.closers
+    stack: list[str] = []
+    bad = 0
+    for kind, ch in _bracket_events(spec, before + middle + after):
+        if kind == "unterminated":
+            bad += 1
+        elif kind == "open":
+            stack.append(ch)
+        elif stack and stack[-1] == closers[ch]:
+            stack.pop()
+        else:
+            bad += 1
+    return bad + len(stack)
+
+
+def bracket_depths(spec: LanguageSpec, text: str) -> tuple[int, int]:
+    """(lowest, final) bracket depth over `text`, strings and comments skipped: a text that
+    starts inside a block dips below 0, one that ends inside a block ends above 0."""
+    depth = lowest = 0
+    for kind, _ in _bracket_events(spec, text):
+        if kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth -= 1
+            lowest = min(lowest, depth)
+    return lowest, depth
+
+
+def _bracket_events(spec: LanguageSpec, text: str):
+    """("open" | "close", bracket) per bracket outside strings and comments, and
+    ("unterminated", quote) per string that does not end."""
     openers, closers = spec.openers, spec.closers
     quotes = sorted(spec.quotes, key=lambda pair: -len(pair[0]))
     line_comment = spec.line_comment
     block = spec.block_comment
-    stack: list[str] = []
-    bad = 0
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
@@ -39,17 +67,14 @@ def bracket_imbalance(spec: LanguageSpec, prefix: str, middle: str, suffix: str)
         quote = next((q for q in quotes if text.startswith(q[0], i)), None)
         if quote is not None:
             i, terminated = _skip_string(text, i + len(quote[0]), quote[1])
-            bad += 0 if terminated else 1
+            if not terminated:
+                yield "unterminated", quote[0]
             continue
         if ch in openers:
-            stack.append(ch)
+            yield "open", ch
         elif ch in closers:
-            if stack and stack[-1] == closers[ch]:
-                stack.pop()
-            else:
-                bad += 1
+            yield "close", ch
         i += 1
-    return bad + len(stack)
 
 
 def _skip_string(text: str, i: int, close: str) -> tuple[int, bool]:

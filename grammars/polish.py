@@ -8,7 +8,7 @@ from __future__ import annotations
 import tree_sitter as ts
 
 from .lexical import bracket_imbalance
-from .splice import splice_error_balance
+from .splice import added_errors, splice_error_balance
 from .window import Window
 
 MAX_TRIM_TRIES = 16
@@ -21,7 +21,7 @@ def polish(window: Window, middle: str) -> str:
     middle = fix_indentation(window, middle)
     middle = drop_repeated_suffix(window, middle)
     middle = dedupe_closers(window, middle)
-    if splice_error_balance(window, middle) > 0:
+    if added_errors(window, middle) > 0:
         middle = trim_to_unit(window, middle)
     return middle
 
@@ -229,6 +229,6 @@ def trim_to_unit(window: Window, middle: str) -> str:
     cuts = sorted(ends["unit"], reverse=True) + sorted(ends["inline"] - ends["unit"], reverse=True)
     for cut in cuts[:MAX_TRIM_TRIES]:
         candidate = middle_b[: cut - cursor].decode("utf-8", errors="ignore")
-        if splice_error_balance(window, candidate) <= 0:
+        if added_errors(window, candidate) == 0:
             return candidate
     return middle

@@ -1,38 +1,58 @@
 """Judging a finished splice: which syntax errors it adds in the region it touches."""
 from __future__ import annotations
 
+from collections import Counter
+
 from .syntax import SyntaxErrorSpan, minimal_errors
 from .window import Window
 
 
-def _located(errors: list[SyntaxErrorSpan], cut: int, after: int, total: int) -> set[tuple]:
-    """Error identities: prefix-side by offset, suffix-side by distance from the end."""
-    keys: set[tuple] = set()
+def _located(errors: list[SyntaxErrorSpan], cut: int, after: int, total: int) -> Counter:
+    """Error identities, counted: prefix-side by offset, suffix-side by distance from the
+    end. Counted, not a set: a second `MISSING }` at the end of a window that already
+    lacked one is a new error."""
+    keys: Counter = Counter()
     for e in errors:
         if e.end <= cut:
-            keys.add(("prefix", e.start, e.end, e.missing))
+            keys[("prefix", e.start, e.end, e.missing)] += 1
         elif e.start >= after:
-            keys.add(("suffix", total - e.start, total - e.end, e.missing))
+            keys[("suffix", total - e.start, total - e.end, e.missing)] += 1
         else:
-            keys.add(("middle", e.start, e.end, e.missing))
+            keys[("middle", e.start, e.end, e.missing)] += 1
     return keys
 
 
-def splice_error_balance(window: Window, middle: str, strict: bool = False) -> int:
-    """How many more touched errors the splice has than the file had (<= 0 is acceptable).
-
-    `strict`: the baseline's errors at the cursor (the empty hole itself, `while :`) count
-    as errors the splice must have removed, so <= 0 means the hole is really filled."""
+def _before_after(window: Window, middle: str) -> tuple[Counter, Counter, Counter]:
+    """(the file's own errors, the hole's errors at the cursor, the splice's errors)."""
     middle_b = middle.encode("utf-8")
     text = window.prefix + middle_b + window.suffix
     after_errors = minimal_errors(window.final_parser.parse(text).root_node)
     cursor = window.cursor
     base_total = cursor + len(window.suffix)
-    before = _located(
-        [e for e in window.baseline if e not in window.cursor_errors], cursor, cursor, base_total
-    )
+    own = _located([e for e in window.baseline if e not in window.cursor_errors], cursor, cursor, base_total)
+    hole = _located(window.cursor_errors, cursor, cursor, base_total)
     after = _located(after_errors, cursor, cursor + len(middle_b), len(text))
-    base_all = before if strict else _located(window.baseline, cursor, cursor, base_total)
-    added = {key for key in after if key not in base_all or key[0] == "middle"}
-    removed = {key for key in before if key not in after}
-    return len(added) - len(removed)
+    return own, hole, after
+
+
+def added_errors(window: Window, middle: str) -> int:
+    """Errors of the splice that the file did not have: the final check's measure.
+
+    Errors identical to one the file has elsewhere (same place in the prefix, same
+    distance from the end in the suffix) are the file's. The empty hole's own errors
+    (`result = ` + newline, `while :`) are not: a middle must repair them, not keep
+    them, so `result = ;` is refused. Any error inside the middle is new."""
+    own, _, after = _before_after(window, middle)
+    return sum(n if key[0] == "middle" else max(0, n - own.get(key, 0)) for key, n in after.items())
+
+
+def splice_error_balance(window: Window, middle: str, strict: bool = False) -> int:
+    """How many more touched errors the splice has than the file had, less those it
+    removed: a score for ranking polish's variants of one middle (lower is better).
+
+    `strict`: the hole's own errors count as errors the splice must have removed."""
+    own, hole, after = _before_after(window, middle)
+    base_all = own if strict else own + hole
+    added = sum(n if key[0] == "middle" else max(0, n - base_all.get(key, 0)) for key, n in after.items())
+    removed = sum(max(0, n - after.get(key, 0)) for key, n in own.items())
+    return added - removed

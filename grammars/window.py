@@ -6,15 +6,18 @@ middle already has (the baseline) are not blamed on the completion.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
+from .lexical import bracket_depths
 from .registry import LanguageSpec
 from .syntax import IncrementalParser, SyntaxErrorSpan, minimal_errors, token_left, token_right
 
 PREFIX_WINDOW_CHARS = 3000
 SUFFIX_WINDOW_CHARS = 3000
+MAX_WINDOW_CHARS = 200_000  # how far a window grows when its edges parse with errors
 
 
 def prefix_window(prefix: str, limit: int = PREFIX_WINDOW_CHARS) -> str:
@@ -62,6 +65,42 @@ def suffix_window(suffix: str, limit: int = SUFFIX_WINDOW_CHARS) -> str:
     return suffix[: cut + 1]
 
 
+_TOP_LEVEL_LINE = re.compile(rb"\n(?=[^\s])")
+
+
+def _from_the_hole(text: bytes, cursor: int, error: SyntaxErrorSpan) -> bool:
+    """Whether a baseline error is the empty hole's doing, to be repaired by the middle and
+    never excused as one the file had: it touches the cursor's token, or it lies after the
+    cursor's line start within the same top-level construct (up to the next line that starts
+    at column 0). Parsers report a hole's error late: `if  {` in Rust at the `else` two
+    lines on, `x = ` in TypeScript at the next statement; an error before the cursor's line
+    cannot be the hole's."""
+    if token_left(text, error.start) <= cursor <= token_right(text, error.end):
+        return True
+    if error.missing and error.end >= len(text.rstrip()):
+        return True  # a bracket left open to the very end: the hole's recovery often puts it there
+    line_start = text.rfind(b"\n", 0, cursor) + 1
+    top = _TOP_LEVEL_LINE.search(text, cursor)
+    zone_end = len(text) if top is None else top.start()
+    return error.start <= zone_end and error.end >= line_start
+
+
+def _edges_outside_blocks(spec: LanguageSpec, wp: str, ws: str, prefix: str, suffix: str) -> bool:
+    """Whether a cut window starts and ends between top-level constructs: at an unindented
+    line where it was cut, with brackets that never close more than they opened and are
+    all closed by its end (the hole's own brackets are balanced: `f(` + `)` in the suffix)."""
+    if len(wp) < len(prefix) and wp[:1] in (" ", "\t"):
+        return False
+    rest = suffix[len(ws):]
+    if rest and rest[:1] in (" ", "\t", "}", ")", "]"):
+        return False
+    last = ws.rstrip().rsplit("\n", 1)[-1].strip()
+    if rest and not spec.indent_sensitive and last and not last.endswith(("}", ";")) and not last.startswith(("//", "#", "/*", "*")):
+        return False  # `impl ... for X` + `where` at column 0: the item goes on
+    lowest, final = bracket_depths(spec, wp + ws)
+    return lowest >= 0 and final == 0
+
+
 @dataclass
 class Window:
     """The per-request state: window text, the baseline parse and a reusable parser."""
@@ -83,14 +122,25 @@ class Window:
     @classmethod
     def build(cls, spec: LanguageSpec, prefix: str, suffix: str) -> "Window":
         language: ts.Language = spec.ts_language()
-        wp, ws = prefix_window(prefix), suffix_window(suffix)
-        wp_b, ws_b = wp.encode("utf-8"), ws.encode("utf-8")
         final_parser = IncrementalParser(language)
-        text = wp_b + ws_b
-        baseline = minimal_errors(final_parser.parse(text).root_node)
-        cursor = len(wp_b)
-        # Errors at the cursor are the hole the middle is meant to fill, not the file's.
-        at_cursor = [e for e in baseline if token_left(text, e.start) <= cursor <= token_right(text, e.end)]
+        prefix_limit, suffix_limit = PREFIX_WINDOW_CHARS, SUFFIX_WINDOW_CHARS
+        while True:
+            wp, ws = prefix_window(prefix, prefix_limit), suffix_window(suffix, suffix_limit)
+            wp_b, ws_b = wp.encode("utf-8"), ws.encode("utf-8")
+            text = wp_b + ws_b
+            baseline = minimal_errors(final_parser.parse(text).root_node)
+            cursor = len(wp_b)
+            # Errors at the cursor are the hole the middle is meant to fill, not the file's.
+            at_cursor = [e for e in baseline if _from_the_hole(text, cursor, e)]
+            cut = len(wp) < len(prefix) or len(ws) < len(suffix)
+            whole = len(at_cursor) == len(baseline) and _edges_outside_blocks(spec, wp, ws, prefix, suffix)
+            if not cut or whole or prefix_limit >= MAX_WINDOW_CHARS:
+                break
+            # A window that starts or ends inside a block (or a string) parses with errors of
+            # its own, and a middle's error can hide inside them, or a true middle show them
+            # (the hole's error masked a missing `}` at the window's end): widen it until its
+            # edges are clean or the file's own errors are all that is left.
+            prefix_limit, suffix_limit = prefix_limit * 4, suffix_limit * 4
         return cls(
             spec=spec,
             prefix=wp_b,

@@ -1,9 +1,11 @@
 """`infill batch`: the stable JSONL contract that evaluations and other tools use.
 
-Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_tokens"?: int, "constrained"?: bool}
+Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_tokens"?: int (0..2048), "constrained"?: bool}
 Output line: {"id", "middle", "tokens", "forwards", "ms", ...more figures} — one per input
-line, in input order. A bad line yields {"id": ... or null, "error": "..."} and the batch
-goes on. Model loading is excluded from every line's `ms`.
+line (a blank one too), in input order. A bad line (unknown language included) yields
+{"id": ... or null, "error": "..."} and the batch goes on. Model loading is excluded from
+every line's `ms`. The settings are checked by the engine's one schema
+(`engine.types.check_knobs`), with max_tokens capped at MAX_TOKENS_LIMIT.
 """
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from typing import IO, Any, Optional, Union
 
 from engine.types import InfillError, ModelFailure, SamplerSettings, SettingsError, check_knobs
 
-# The sampler knobs a batch line may carry, validated by the engine's one settings schema.
+# The sampler knobs a batch line may carry, validated by the engine's one settings schema;
+# the batch contract caps max_tokens lower than the schema does.
 BATCH_SETTINGS = ("max_tokens", "constrained")
+MAX_TOKENS_LIMIT = 2048  # a middle longer than this is no completion; larger asks are refused
 
 
 class BadLine(ValueError):
@@ -45,13 +49,27 @@ def _fields(item: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(item.get(key), str):
             raise ValueError(f"missing or non-string \"{key}\"")
     language = item.get("language")
-    if language is not None and not isinstance(language, str):
-        raise ValueError('"language" must be a string')
+    if language is not None:
+        check_language(language)
     try:
-        settings = check_knobs(SamplerSettings, {k: item[k] for k in BATCH_SETTINGS if item.get(k) is not None}, allowed=BATCH_SETTINGS)
+        raw = {k: item[k] for k in BATCH_SETTINGS if item.get(k) is not None}
+        settings = check_knobs(SamplerSettings, raw, allowed=BATCH_SETTINGS, upper={"max_tokens": MAX_TOKENS_LIMIT})
     except SettingsError as error:
         raise ValueError(str(error)) from None
     return {"prefix": item["prefix"], "suffix": item["suffix"], "language": language, **settings}
+
+
+def check_language(language: object) -> str:
+    """The language name if the grammars know it; ValueError naming the known ones if not."""
+    import grammars
+
+    if not isinstance(language, str):
+        raise ValueError('"language" must be a string')
+    try:
+        return grammars.get(language).name
+    except grammars.UnknownLanguageError:
+        known = ", ".join(spec.name for spec in grammars.languages())
+        raise ValueError(f"unknown language {language!r}; known: {known}") from None
 
 
 def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None, language: Optional[str] = None, max_batch: Optional[int] = None) -> int:
@@ -62,6 +80,11 @@ def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None,
     import engine
     from engine.worker import EngineWorker, InfillCall, Job
 
+    if language is not None:
+        try:
+            check_language(language)
+        except ValueError as exc:
+            raise InfillError(f"--language: {exc}") from None
     eng = engine.load(model_dir)  # an InfillError here ends the batch: there is no model to run
     worker = EngineWorker(eng, name="infill-batch", max_batch=max_batch)
     pending: deque[tuple[Any, Union[queue.SimpleQueue, dict[str, Any]]]] = deque()  # in input order
@@ -77,10 +100,9 @@ def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None,
 
     try:
         for number, raw in enumerate(stdin):
-            if not raw.strip():
-                continue
-            item_id = None
             try:
+                if not raw.strip():  # the contract: one output line per input line, blank ones too
+                    raise BadLine("empty line: each line must be a JSON object")
                 item_id, request = parse_line(raw)
             except BadLine as exc:
                 pending.append((exc.item_id, {"id": exc.item_id, "error": str(exc)}))

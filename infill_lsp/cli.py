@@ -151,6 +151,20 @@ def _language_for(path: Path, explicit: Optional[str]) -> Optional[str]:
         return None
 
 
+# Why a completion came back empty, in words (the figures line says `stop: <reason>`).
+EMPTY_ANSWER = {
+    "rejected": "every middle the model wrote would have left the code here unparseable, so infill "
+    "shows nothing rather than broken code (--no-constrained shows the model's raw text)",
+    "end_of_middle": "the model judged that nothing is missing at this cursor",
+    "max_tokens": "the model's text ran to --max-tokens without a usable end",
+    "empty": "--max-tokens is 0",
+}
+
+
+def explain_empty(stop_reason: str) -> str:
+    return "no suggestion: " + EMPTY_ANSWER.get(stop_reason, f"the completion stopped ({stop_reason}) before writing anything")
+
+
 def cmd_complete(args: argparse.Namespace) -> int:
     import engine
 
@@ -167,7 +181,10 @@ def cmd_complete(args: argparse.Namespace) -> int:
         sys.stdout.write(result.middle)
         if not result.middle.endswith("\n"):
             sys.stdout.write("\n")
+        sys.stdout.flush()  # the completion's line before the figures on stderr, in a terminal too
         print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
+        if not result.middle.strip():
+            print(f"-- {explain_empty(result.stop_reason)}", file=sys.stderr)
     return 0
 
 
@@ -256,8 +273,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             return 130
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
-        parser.print_help()
-        return 0 if not argv else 2
+        parser.print_help(sys.stderr)  # no command is a usage error, as for any CLI
+        return 2
     try:
         return args.handler(args)
     except InfillError as exc:

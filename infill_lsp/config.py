@@ -50,13 +50,16 @@ def parse_settings(raw: Any, base: LspSettings) -> tuple[LspSettings, list[str]]
     A bad key is skipped; the rest still apply, so one typo never disables the server.
     """
     problems: list[str] = []
-    if raw is None:
+    if raw is None or raw == []:
+        # Lua has one empty table for both: `settings = {}` reaches us as an empty list.
         return base, problems
     if not isinstance(raw, Mapping):
         return base, [f"settings must be an object, got {type(raw).__name__}"]
     # Clients nest our settings under "infill" in didChangeConfiguration; accept both shapes.
     if isinstance(raw.get(SECTION), Mapping):
         raw = raw[SECTION]
+    elif raw.get(SECTION) == []:
+        return base, problems
 
     changes: dict[str, object] = {}
     sampler = dict(base.sampler)

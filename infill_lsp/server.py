@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Mapping
 
 from lsprotocol import types
@@ -115,6 +117,10 @@ class InfillServer(LanguageServer):
         self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"infill: client error: {line}"))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
+        if isinstance(error, json.JSONDecodeError):
+            # The client's mistake, not ours: a warning in the log, no popup, no traceback.
+            self.tell_log(f"ignored a message whose body is not JSON ({error.msg} at character {error.pos})", types.MessageType.Warning)
+            return
         # Protocol-level trouble (a malformed message, a failing notification handler) goes
         # to the log, with at most one popup a minute: a misbehaving client must not flood
         # the user with dialogs.
@@ -274,6 +280,14 @@ def remote_config(args: argparse.Namespace) -> RemoteConfig | None:
                         model=args.remote_model, timeout_s=args.remote_timeout)
 
 
+class _NoTracebackForClientJson(logging.Filter):
+    """pygls logs a body that is not JSON with a traceback; it is the client's error and
+    is reported once, as a warning, by `report_server_error`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], json.JSONDecodeError))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     if not (0 < args.port < 65536):
@@ -283,6 +297,11 @@ def main(argv: list[str] | None = None) -> int:
         remote = remote_config(args)
     except ValueError as error:
         print(f"infill lsp: {error}", file=sys.stderr)
+        return 2
+    if args.model is not None and not (Path(args.model).expanduser() / "config.json").is_file():
+        # Asked for on the command line: a wrong one is the caller's error, said at once.
+        reason = "does not exist" if not Path(args.model).expanduser().exists() else "has no config.json (not a model directory)"
+        print(f"infill lsp: error: model directory {args.model} {reason}", file=sys.stderr)
         return 2
     # stdout carries the protocol: logs go to stderr (or a file), never to stdout.
     handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
@@ -296,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(name).setLevel(logging.WARNING)
     if remote is not None and remote.token:
         redaction.protect(remote.token)
+    for name in ("pygls.io_", "pygls.server"):  # the logger pygls reads messages with
+        logging.getLogger(name).addFilter(_NoTracebackForClientJson())
     server = InfillServer(model_dir=args.model, remote=remote)
     try:
         if args.tcp:

@@ -51,3 +51,41 @@ def test_engine_infill_with_dual_cache(ckpts, family, monkeypatch):
     # One refresh per canvas length (block); every other pass reused the context's K/V.
     assert 1 <= ctx.refreshes <= 3 and ctx.cached_passes >= 1
     assert ctx.cached_context_tokens == ctx.cached_passes * (len(ctx.head) + len(ctx.tail) - (1 if family == "dream" else 0))
+
+
+@pytest.mark.parametrize(
+    "prefix, suffix",
+    [("", SUFFIX), (PREFIX, ""), (PREFIX, SUFFIX)],
+    ids=["empty-prefix", "empty-suffix", "both"],
+)
+def test_open_dcoder_request_path_matches_open_dllm_layout(ckpts, prefix, suffix, monkeypatch):
+    """Open-dLLM's infilling code lays out `prefix <masks> suffix` with no special token
+    around them (engine/families/open_dcoder.toml [layout]; docs/families.md). The engine's
+    whole request path (its prefix/suffix tokens, then the adapter's context) must give the
+    canvas the same logits as the reference model over exactly that sequence, which the
+    test builds from the raw texts itself. A bos in front of the prefix changed canvas
+    position 0's row for an empty prefix (relative error ~1)."""
+    import torch
+
+    from lab.fixtures.family_checkpoints import reference_logits
+
+    monkeypatch.setenv("INFILL_FAMILY_CACHE", "exact")
+    ckpt = ckpts["open_dcoder"]
+    eng = engine.load(ckpt.path)
+    tok = eng.tokenizer
+    n = 6
+    prefix_ids, suffix_ids = eng.context_ids(prefix, suffix)
+    context = eng.model.encode_context(prefix_ids, suffix_ids)
+    canvas = torch.full((1, n), tok.mask_id, dtype=torch.long)
+    ours = eng.model.canvas_logits(context, canvas)[0].float()
+    raw_prefix = tok.hf.encode(prefix, add_special_tokens=False).ids
+    raw_suffix = tok.hf.encode(suffix, add_special_tokens=False).ids
+    sequence = torch.tensor([raw_prefix + [tok.mask_id] * n + raw_suffix])
+    logits = reference_logits(ckpt, sequence, tok.pad_id)[0]
+    p = len(raw_prefix)
+    rows = [max(p + j - 1, 0) for j in range(n)]  # shifted logits; position 0 scores itself
+    theirs = logits[rows]
+    vocab = tok.hf.get_vocab_size(with_added_tokens=True)
+    ours, theirs = ours[:, :vocab], theirs[:, :vocab]
+    error = ((ours - theirs).norm() / theirs.norm()).item()
+    assert error < 1e-3, f"relative logit error {error:.3g}"

@@ -96,3 +96,18 @@ def test_playground_shows_denoising_live_and_applies_the_result(served: tuple[An
     # Greedy decoding is deterministic: the engine, asked directly, gives the same middle.
     expected = eng.infill(TYPED_PREFIX, TYPED_SUFFIX, language="python", max_tokens=MAX_TOKENS).middle
     assert editor.input_value() == TYPED_PREFIX + expected + TYPED_SUFFIX
+    # The final canvas shows exactly the text inserted, and no pass number is shown twice
+    # (a second candidate's passes are numbered on).
+    assert "".join(page.locator("#canvas .tok").all_text_contents()) == expected
+    numbers = [int(line.split(":")[0].split()[1]) for line in step_lines]
+    assert numbers == sorted(set(numbers)), step_lines
+
+    # Here the syntax check cuts the tiny model's last canvas (`ggggggg '__gggggggg`) to the
+    # part that parses: the canvas must end showing the cut text, as inserted.
+    editor.fill("x = \n")
+    page.evaluate("() => document.getElementById('editor').setSelectionRange(4, 4)")
+    editor.press("Control+Enter")
+    page.wait_for_selector("body[data-state=done]", timeout=60_000)
+    cut = eng.infill("x = ", "\n", language="python", max_tokens=MAX_TOKENS).middle
+    assert editor.input_value() == "x = " + cut + "\n"
+    assert "".join(page.locator("#canvas .tok").all_text_contents()) == cut

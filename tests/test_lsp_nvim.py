@@ -71,9 +71,10 @@ def tiny_model(tmp_path_factory) -> Path:
 
 
 def _start_nvim(tmp_path: Path, tiny_model: Path | None, source: str, remote_lua: str = "",
-                extra_env: dict[str, str] | None = None):
+                extra_env: dict[str, str] | None = None, settings_lua: str | None = None):
     """Neovim on `source` with the plugin; the server loads `tiny_model`, or (with
-    `remote_lua`, the plugin's `remote` option) asks a remote server instead."""
+    `remote_lua`, the plugin's `remote` option) asks a remote server instead.
+    `settings_lua` replaces the plugin's `settings` table (Lua source)."""
     source_file = tmp_path / "example.py"
     source_file.write_text(source)
     init = tmp_path / "init.lua"
@@ -81,6 +82,7 @@ def _start_nvim(tmp_path: Path, tiny_model: Path | None, source: str, remote_lua
     # (rightly) veto them all; this test is about the editor round trip, not quality.
     settings = {"debounceMs": 0, "maxTokens": 8, "constrained": False}
     model = f"\"--model\", {json.dumps(str(tiny_model))}, " if tiny_model is not None else ""
+    settings_lua = settings_lua or f"vim.json.decode({json.dumps(json.dumps(settings))})"
     init.write_text(
         f"""
 vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})
@@ -89,7 +91,7 @@ require("infill").setup({{
   cmd = {{ {json.dumps(sys.executable)}, "-m", "infill_lsp", {model}
           "--log-file", {json.dumps(str(tmp_path / "server.log"))} }},
   filetypes = {{ "python" }},
-  settings = vim.json.decode({json.dumps(json.dumps(settings))}),{remote_lua}
+  settings = {settings_lua},{remote_lua}
 }})
 """
     )
@@ -194,3 +196,70 @@ def test_neovim_with_remote_gets_ghost_text_from_a_running_infill_serve(tmp_path
         health = httpx.get(served.url + "/health", headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
         assert health["counters"]["http_requests"] >= 1  # the ghost text came from the server
     assert token not in (tmp_path / "server.log").read_text(errors="replace")
+
+
+def _partial(text: str, unit: str) -> str:
+    """The plugin's partial accept (M.partial_text), stated independently."""
+    import re
+
+    if unit == "line":
+        newline = text.find("\n", 1 if text.startswith("\n") else 0)
+        return text if newline < 0 else text[:newline]
+    match = re.match(r"[^A-Za-z0-9_]*[A-Za-z0-9_]+", text)
+    return match.group(0) if match else text
+
+
+def _buffer_text(nvim: Nvim) -> str:
+    return nvim.lua("table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, true), string.char(10))")
+
+
+def test_readme_setup_is_silent_and_ghost_text_has_terminal_colours(tmp_path: Path, tiny_model: Path) -> None:
+    # The README's `settings = {}`: an empty Lua table, which Neovim sends as a JSON list.
+    process, nvim = _start_nvim(tmp_path, tiny_model, "x = 1\n", settings_lua="{}")
+    try:
+        nvim.wait_for("(require([[infill]]).stats() or {}).model")
+        log = (tmp_path / "server.log").read_text()
+        assert "setting ignored" not in log and "must be an object" not in log
+        hl = nvim.lua("vim.api.nvim_get_hl(0, {name = [[ComplHint]], link = false})")
+        assert isinstance(hl.get("ctermfg"), int) and isinstance(hl.get("fg"), int)
+        assert nvim.lua("vim.o.termguicolors") is False  # what a plain terminal session has
+    finally:
+        _quit(process, nvim)
+
+
+def test_neovim_accepts_the_next_word_and_the_current_line(tmp_path: Path, tiny_model: Path) -> None:
+    source = "def add(a, b):\n    return a\n\nprint(add(1, 2))\n"
+    process, nvim = _start_nvim(tmp_path, tiny_model, source)
+    try:
+        nvim.wait_for("(require([[infill]]).stats() or {}).model")
+        nvim.keys("<Esc>2GA")
+        ghost = nvim.wait_for(GHOST)
+        chunk_hl = nvim.lua(
+            "(function() local ns = vim.api.nvim_create_namespace([[nvim.lsp.inline_completion]]) "
+            "local m = vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {details = true})[1] "
+            "return m and m[4].virt_text and m[4].virt_text[1][2] end)()"
+        )
+        assert chunk_hl == "ComplHint"
+        word = _partial(ghost, "word")
+        assert nvim.lua(f"require([[infill]]).partial_text(vim.json.decode({json.dumps(json.dumps(ghost))}), [[word]])") == word
+        nvim.keys("<M-Right>")
+        want = source.replace("    return a\n", "    return a" + word + "\n", 1).rstrip("\n")
+        deadline = time.monotonic() + 30
+        while _buffer_text(nvim) != want and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _buffer_text(nvim) == want
+        # Still in insert mode after the word; the rest is offered again, and the current
+        # line's part of it is accepted with the line key.
+        assert nvim.lua("vim.fn.mode()") == "i"
+        rest = nvim.wait_for(GHOST)
+        line = _partial(rest, "line")
+        nvim.keys("<M-C-Right>")
+        want_line = want.split("\n")
+        want_line[1] += line.split("\n")[0]
+        want = "\n".join(want_line[:2] + line.split("\n")[1:] + want_line[2:]) if "\n" in line else "\n".join(want_line)
+        deadline = time.monotonic() + 30
+        while _buffer_text(nvim) != want and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _buffer_text(nvim) == want
+    finally:
+        _quit(process, nvim)

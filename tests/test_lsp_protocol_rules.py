@@ -264,9 +264,10 @@ def test_notification_handlers_leave_nothing_behind() -> None:
 
 
 def test_a_missing_model_is_reported_once_and_every_request_still_answered(tmp_path: Path) -> None:
-    client = _start(tmp_path, tmp_path / "no-such-model")
+    # From the editor's settings: a wrong `--model` on the command line is refused at start.
+    client = _start(tmp_path, None)
     try:
-        client.initialize({})
+        client.initialize({}, {"modelDir": str(tmp_path / "no-such-model")})
         client.wait_for_notification(lambda m: m.get("method") == "window/showMessage", timeout=60)
         client.open("file:///w/a.py", "def f(x):\n    return \n")
         for _ in range(20):

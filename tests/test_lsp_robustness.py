@@ -113,3 +113,35 @@ def test_a_thousand_bad_messages_leave_the_server_answering(tmp_path: Path, tiny
         client.request("nonsense/final", {})
     assert client.process.poll() is None
     assert client.close() == 0
+
+
+def _server(tmp_path: Path, *args: str) -> LspClient:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(REPO)) if p)
+    return LspClient([sys.executable, "-m", "infill_lsp", *args], stderr_path=tmp_path / "server.err", cwd=str(tmp_path), env=env)
+
+
+def test_a_body_that_is_not_json_is_the_clients_error(tmp_path: Path, tiny_model: Path) -> None:
+    client = _server(tmp_path, "--model", str(tiny_model))
+    client.initialize()
+    client.send_bytes(_frame(b"{this is not json"))
+    warning = client.wait_for_notification(lambda m: m.get("method") == "window/logMessage" and "JSON" in m["params"]["message"])
+    assert warning["params"]["type"] == 2  # a warning about the client's message, not an error of ours
+    assert "internal error" not in warning["params"]["message"]
+    assert "not JSON" in warning["params"]["message"]
+    assert "open_documents" in client.request("infill/stats")  # still answering
+    assert not client.messages("window/showMessage")  # no popup for a client's mistake
+    deadline = time.monotonic() + 120  # let the model load finish before shutting down
+    while not client.request("infill/stats").get("model") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert client.close(timeout=60) == 0
+    err = (tmp_path / "server.err").read_text()
+    assert "Traceback" not in err and "internal error" not in err
+
+
+def test_a_model_directory_that_does_not_exist_is_refused_at_start(tmp_path: Path) -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "infill_lsp", "--model", str(tmp_path / "nope")], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "nope" in done.stderr and "Traceback" not in done.stderr

@@ -71,3 +71,14 @@ def test_stats_percentiles_and_acceptance_rate() -> None:
     snapshot = stats.snapshot()
     assert snapshot["shown"] == 4 and snapshot["accepted"] == 1 and snapshot["acceptance_rate"] == 0.25
     assert snapshot["latency_ms"]["samples"] == 5 and snapshot["latency_ms"]["p50"] == 20
+
+
+def test_an_empty_list_is_an_empty_settings_object():
+    # Lua's `settings = {}` (the README's setup) reaches the server as an empty JSON list.
+    for empty in ([], {}, None):
+        settings, problems = parse_settings(empty, LspSettings(debounce_ms=7))
+        assert problems == [] and settings == LspSettings(debounce_ms=7)
+    settings, problems = parse_settings({"infill": []}, LspSettings())
+    assert problems == [] and settings == LspSettings()
+    _, problems = parse_settings([1], LspSettings())
+    assert problems == ["settings must be an object, got list"]

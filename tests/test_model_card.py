@@ -51,3 +51,21 @@ def test_card_curve_stops_at_the_published_step(tmp_path):
     (run / "log.jsonl").write_text("".join(json.dumps({"validation": p}) + "\n" for p in _curve()))
     card = render(model_dir, run, tmp_path / "no-corpus", None, None)
     assert "| 800 | 8.0M |" in card and "| 900 |" not in card
+
+
+def test_card_lists_the_corpus_per_language_and_source_from_its_summary(tmp_path):
+    model_dir = make_tiny_model_dir(tmp_path / "model")
+    run = tmp_path / "run"
+    run.mkdir()
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    summary = {"train": 90, "valid": 2, "bytes": 3_000_000, "duplicates": 1, "near_duplicates": 7,
+               "languages": {"go": {"train": 40, "valid": 1, "mb": 1.0, "mean_weight": 1.4, "sampling_share": 0.3},
+                             "python": {"train": 50, "valid": 1, "mb": 2.0, "mean_weight": 1.6, "sampling_share": 0.7}},
+               "sources": {"deb:golang-x-dev=1.0-1": {"languages": ["go"], "train": 40, "valid": 1, "mb": 1.0, "near_duplicates": 3},
+                           "pypi:x==1.0": {"languages": ["python"], "train": 50, "valid": 1, "mb": 2.0, "near_duplicates": 4}}}
+    (corpus / "summary.json").write_text(json.dumps(summary))
+    card = render(model_dir, run, corpus, None, None)
+    assert "| go | 40 | 1 | 1.0 | 1.40 | 30.0% |" in card
+    assert "| deb:golang-x-dev=1.0-1 | go | 40 | 1 | 1.00 | 3 |" in card
+    assert "7 files dropped" in card and "python 67%, go 33%" in card and "the corpus is 3 MB" in card

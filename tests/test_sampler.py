@@ -139,21 +139,26 @@ def test_cancel_stops_between_passes(tok):
 # ------------------------------------------------------- the real tiny transformer
 def test_tiny_engine_result_has_no_masks_and_is_deterministic(tiny_engine):
     prefix, suffix = "def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n"
+    tiny_engine._context_cache = None  # a cold first request, whatever ran before
     first = tiny_engine.infill(prefix, suffix, max_tokens=12, constrained=False)
     second = tiny_engine.infill(prefix, suffix, max_tokens=12, constrained=False)
     assert first.middle == second.middle
     assert "<mask>" not in first.middle and "<eom>" not in first.middle
     assert first.tokens <= 12
-    assert first.cached_context_tokens == 0 or first.forwards >= 1
+    assert first.cached_context_tokens == 0 and first.forwards >= 2  # the context pass + a canvas pass
     assert second.cached_context_tokens > 0  # the second request reused the context cache
+    assert second.forwards == first.forwards - 1  # ... and so skipped the context pass
 
 
 def test_tiny_engine_stream_ends_with_result_and_matches_infill(tiny_engine):
     prefix, suffix = "x = [1, 2, ", "]\n"
+    tiny_engine._context_cache = None  # cold: the first forward pass encodes the context
     steps = list(tiny_engine.stream(prefix, suffix, max_tokens=6, constrained=False))
     assert steps[-1].result is not None
     assert all(s.result is None for s in steps[:-1])
-    assert len(steps) - 1 == steps[-1].result.forwards - (1 if steps[-1].result.cached_context_tokens == 0 else 0) or len(steps) >= 2
+    assert steps[-1].result.cached_context_tokens == 0
+    # One step per canvas pass, then the result: every pass but the context's is a step.
+    assert len(steps) - 1 == steps[-1].result.forwards - 1 >= 1
     again = tiny_engine.infill(prefix, suffix, max_tokens=6, constrained=False)
     assert again.middle == steps[-1].result.middle
 
@@ -333,3 +338,32 @@ def test_an_end_is_never_committed_behind_a_vetoed_position(tok):
     changes = commit(canvas, [Proposal(0, 20, 0.99), Proposal(3, tok.eom_id, 0.99), Proposal(2, 22, 0.95)])
     assert [c.kind for c in changes] == ["commit", "commit"]
     assert canvas.ids[1] == tok.mask_id and canvas.end() is None
+
+
+class _RefuseEveryMiddle:
+    """Allows every commit and refuses every finished middle: both candidates run."""
+
+    def allows(self, prefix, pieces, suffix):
+        return True
+
+    def accept_final(self, prefix, middle, suffix):
+        return False
+
+    def accept_complete(self, prefix, middle, suffix):
+        return True
+
+    def polish(self, prefix, middle, suffix):
+        return middle
+
+
+def test_a_second_candidate_numbers_its_passes_on(tiny_engine, monkeypatch):
+    # The playground listed `pass 1` twice: the second candidate restarted the count.
+    import engine.api
+
+    monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryMiddle())
+    steps = list(tiny_engine.stream("x = [1, 2, ", "]\n", language="python", max_tokens=6))
+    result = steps[-1].result
+    assert result.candidates_tried == 2 and result.middle == "" and result.stop_reason == "rejected"
+    numbers = [s.step for s in steps[:-1]]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 2
+    assert steps[-1].step == numbers[-1]

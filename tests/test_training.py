@@ -221,3 +221,34 @@ def test_block_attention_equals_the_full_mask_on_real_positions(tmp_path):
         full = model(batch.ids, batch.positions, batch.segments)
     real = batch.segments != 0
     assert torch.allclose(blocked[real], full[real], atol=1e-5)
+
+
+def test_learning_curves_drop_what_a_resumed_run_superseded(tmp_path):
+    """A run killed after its last checkpoint logged validation points that the resumed
+    run logs again at the same clock: the curve keeps the resumed ones, in time order."""
+    from lab.training import curves
+
+    def write_run(name, points):
+        run = tmp_path / name
+        (run / "model").mkdir(parents=True)
+        (run / "model" / "config.json").write_text(json.dumps({"model": {"d_model": 32, "n_layers": 2, "vocab_size": 100, "ffn_hidden": 64}}))
+        lines = [{"validation": {"elapsed": s, "masked_ce": ce, "ar_loss": ce + 1, "tokens": s * 10}} for s, ce in points]
+        (run / "log.jsonl").write_text("\n".join(json.dumps(l) for l in lines + [{"step": 1}]) + "\n")
+        return run
+
+    # killed at 3600 s after a checkpoint at 1800 s; the resumed run logs 2700 s and 3600 s again
+    a = write_run("a", [(900, 5.0), (1800, 4.0), (2700, 3.9), (3600, 3.8), (2700, 3.5), (3600, 3.0), (4500, 2.9)])
+    b = write_run("b", [(900, 5.5), (1800, 4.5), (3600, 4.0)])
+    curve = curves.read_curve(a)
+    assert [p[0] * 3600 for p in curve["points"]] == [900, 1800, 2700, 3600, 4500]
+    assert [p[1] for p in curve["points"]] == [5.0, 4.0, 3.5, 3.0, 2.9]
+    assert curve["parameters"] == 100 * 32 + 2 * (4 * 32 * 32 + 3 * 32 * 64 + 2 * 32) + 32
+    summary = curves.summarize([curve, curves.read_curve(b)])
+    assert summary["common_hours"] == 1.0
+    first, second = summary["runs"]
+    assert first["masked_ce_at_common"] == 3.0 and second["masked_ce_at_common"] == 4.0
+    assert first["masked_ce_slope_per_hour"] == round((3.0 - curves.value_at(curve["points"], 2 / 3, 1)) / (1 / 3), 4)
+    out = tmp_path / "curves.png"
+    assert curves.main([str(a), str(b), "--out", str(out), "--json", str(tmp_path / "c.json")]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and json.loads((tmp_path / "c.json").read_text())["runs"][0]["run"] == "a"
+    assert curves.main([str(write_run("c", [(900, 5.0)])), "--out", str(out)]) == 2  # one point is no curve

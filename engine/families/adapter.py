@@ -80,6 +80,10 @@ class FamilyContext:
 class FamilyModel:
     """Implements engine.types.DenoisingModel for a family checkpoint."""
 
+    # The family's own prompt layout (spec.before_prefix) decides which tokens precede the
+    # prefix; the engine must not add the tokenizer's bos on top (Open-dLLM adds none).
+    lays_out_prompt = True
+
     def __init__(self, net: BidirectionalDecoder, spec: FamilySpec, ids: SpecialIds, tokenizer_vocab: int, policy: CachePolicy = CachePolicy()):
         self.net = net
         self.spec = spec

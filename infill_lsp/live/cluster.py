@@ -10,8 +10,9 @@ each replica). Ray Serve's HTTP proxy listens on --host/--port and routes each r
 a replica; the token and the Origin policy are the same in every replica, and each answer
 names its replica under `infill.replica`.
 
-Ray is an optional extra (`pip install 'infill[cluster]'`): nothing imports it unless
---replicas, --ray-address or an autoscaling bound is given, and then only here.
+Ray is an optional extra (`pip install -e '/path/to/infill[cluster]'`, from the checkout):
+nothing imports it unless --replicas, --ray-address or an autoscaling bound is given, and
+then only here.
 """
 from __future__ import annotations
 
@@ -144,8 +145,8 @@ def serve_replicas(config: Any, options: ClusterOptions, *, model_dir: Optional[
         import ray
         from ray import serve
     except ImportError:
-        print("infill serve: --replicas needs Ray Serve: pip install 'infill[cluster]' "
-              "(or `pip install -e '.[cluster]'` in a checkout)", file=sys.stderr)
+        print("infill serve: --replicas needs Ray Serve: pip install -e '/path/to/infill[cluster]' "
+              "(the extra, from the checkout)", file=sys.stderr)
         return 2
     if model_dir is not None and not Path(model_dir).expanduser().is_dir():
         print(f"infill serve: {model_dir}: no such model directory", file=sys.stderr)

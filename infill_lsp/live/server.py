@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-batch", type=int, default=None,
                         help="requests denoised together, one forward pass for all (default 64; 1 = one at a time)")
     parser.add_argument("--log-level", default="WARNING", help="Python logging level for the server log")
-    cluster = parser.add_argument_group("scale-out on Ray Serve (needs the extra: pip install 'infill[cluster]')")
+    cluster = parser.add_argument_group("scale-out on Ray Serve (needs the extra: pip install -e '/path/to/infill[cluster]')")
     cluster.add_argument("--replicas", type=int, metavar="N",
                          help="serve with N Ray Serve replicas, each with its own engine (default: one engine "
                          "in this process, no Ray)")

@@ -183,6 +183,10 @@
     summaryView.textContent = "done";
     pending.fresh = new Set();
     pending.edited = new Set();
+    // The last pass's canvas is not always the answer: the syntax check may have cut or
+    // polished it, or a second candidate written it. Show exactly what goes into the editor.
+    pending.canvas = frame.text ? [frame.text] : [];
+    pending.confidence = {};
     renderCanvas();
     pending = null;
     // Apply only if the text is still what the request saw (an edit would have cancelled it).

@@ -20,6 +20,7 @@ from typing import Optional
 import torch
 
 from engine.model import SEG_CANVAS, SEG_PREFIX, SEG_SUFFIX, InfillTransformer
+from engine.progress import report_progress
 from lab.evaluation.items import exact_match, load_items, percentile
 
 REFERENCE_CANVAS = 32
@@ -88,9 +89,7 @@ def run_bench(model_dir: Optional[Path] = None, limit: Optional[int] = None, as_
         ref_tokens += ref.tokens
         ref_em += exact_match(ref.middle, item["middle"])
         if not as_json:
-            print(f"\rbench {i}/{len(items)}", end="", file=sys.stderr, flush=True)
-    if not as_json:
-        print(file=sys.stderr)
+            report_progress("bench", i, len(items))
     ours_tps = ours_tokens / (sum(ours_ms) / 1000)
     ref_tps = ref_tokens / (sum(ref_ms) / 1000) if ref_tokens else 0.0
     report = {

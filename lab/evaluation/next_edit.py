@@ -27,6 +27,7 @@ from typing import Any, Optional
 
 from lab.evaluation.items import BENCH_FILE
 from engine.next_edit import next_edit
+from engine.progress import report_progress
 from lab.training.edits import EDIT_KINDS, NO_EDIT_KINDS, EditTask, make_edit_task, real_edit_tasks
 
 VALID_SPLIT = Path(__file__).resolve().parents[2] / "data" / "corpus" / "valid.jsonl"
@@ -85,7 +86,7 @@ def run_tasks(eng: Any, tasks: list[EditTask], quiet: bool = True, **limits: Any
         produced = result.apply(task.current)
         rows.append({"kind": task.kind, "language": task.language, "expects_edit": task.expects_edit, "edited": bool(result.edits), "exact": produced == task.target, "ms": result.ms})
         if not quiet:
-            print(f"\rnext-edit {i}/{len(tasks)}", end="" if i < len(tasks) else "\n", file=sys.stderr, flush=True)
+            report_progress("next-edit", i, len(tasks))
     return summarize(rows)
 
 

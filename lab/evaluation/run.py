@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Optional
 
+from engine.progress import report_progress
 from lab.evaluation.items import exact_match, load_items
 from lab.evaluation.execution import run_program
 from lab.evaluation.humaneval import LineTask, single_line_tasks
@@ -29,7 +30,7 @@ def _spread(items: list, limit: Optional[int]) -> list:
 
 def _progress(label: str, done: int, total: int, quiet: bool) -> None:
     if not quiet:
-        print(f"\r{label} {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+        report_progress(label, done, total)
 
 
 def eval_humaneval(eng, limit: Optional[int], modes: list[str], quiet: bool = False, jobs: int = 4) -> dict:

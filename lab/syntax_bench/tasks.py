@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import tree_sitter as ts
 
@@ -35,6 +35,22 @@ class InfillTask:
         return asdict(self)
 
 
+def capture_spans(query: ts.Query, root: ts.Node, kinds: tuple[str, ...] = KINDS) -> Iterator[tuple[str, int, int]]:
+    """(kind, start byte, end byte) of every capture named `kind` or `kind.inner` (the text
+    between the node's first and last child, e.g. inside its brackets)."""
+    for capture, nodes in ts.QueryCursor(query).captures(root).items():
+        kind, _, part = capture.partition(".")
+        if kind not in kinds:
+            continue
+        for node in nodes:
+            if part == "inner":
+                if node.child_count < 2:
+                    continue
+                yield kind, node.children[0].end_byte, node.children[-1].start_byte
+            else:
+                yield kind, node.start_byte, node.end_byte
+
+
 @lru_cache(maxsize=None)
 def tasks_query(language: str) -> Optional[ts.Query]:
     """The compiled task query of a grammar (None when the benchmark has none for it)."""
@@ -56,27 +72,18 @@ def tasks_from_source(source: str, language: str, name: str = "<source>") -> lis
     if tree.root_node.has_error:
         raise ValueError(f"{name}: the source does not parse cleanly; tasks need clean code")
     found: dict[tuple[int, int], InfillTask] = {}
-    for capture, nodes in ts.QueryCursor(query).captures(tree.root_node).items():
-        kind, _, part = capture.partition(".")
-        if kind not in KINDS:
+    for kind, start, end in capture_spans(query, tree.root_node):
+        middle = data[start:end].decode("utf-8")
+        if not middle.strip() or (start, end) in found:
             continue
-        for node in nodes:
-            start, end = node.start_byte, node.end_byte
-            if part == "inner":
-                if node.child_count < 2:
-                    continue
-                start, end = node.children[0].end_byte, node.children[-1].start_byte
-            middle = data[start:end].decode("utf-8")
-            if not middle.strip() or (start, end) in found:
-                continue
-            found[(start, end)] = InfillTask(
-                task_id=f"{name}:{kind}:{start}",
-                language=spec.name,
-                kind=kind,
-                prefix=data[:start].decode("utf-8"),
-                middle=middle,
-                suffix=data[end:].decode("utf-8"),
-            )
+        found[(start, end)] = InfillTask(
+            task_id=f"{name}:{kind}:{start}",
+            language=spec.name,
+            kind=kind,
+            prefix=data[:start].decode("utf-8"),
+            middle=middle,
+            suffix=data[end:].decode("utf-8"),
+        )
     return [found[key] for key in sorted(found)]
 
 

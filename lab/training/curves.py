@@ -23,7 +23,12 @@ def read_curve(run: Path) -> dict:
     for line in (run / "log.jsonl").read_text().splitlines():
         entry = json.loads(line).get("validation")
         if entry and "elapsed" in entry:
-            points.append((entry["elapsed"] / 3600, entry["masked_ce"], entry["ar_loss"], entry["tokens"]))
+            hours = entry["elapsed"] / 3600
+            # A resumed run repeats the time since its last checkpoint: what the killed
+            # process logged after that checkpoint is superseded by the resumed one.
+            while points and points[-1][0] >= hours:
+                points.pop()
+            points.append((hours, entry["masked_ce"], entry["ar_loss"], entry["tokens"]))
     config = json.loads((run / "model" / "config.json").read_text())["model"] if (run / "model" / "config.json").exists() else {}
     d, layers = config.get("d_model"), config.get("n_layers")
     vocab, ffn = config.get("vocab_size", 0), config.get("ffn_hidden", 0)

@@ -201,8 +201,16 @@ def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: rando
     return Batch(ids, positions, segments, targets, weights, lengths, masked, tokens, layout)
 
 
+def sampling_weight(doc: dict) -> float:
+    """How often a corpus file is drawn: its length damped (len ** 0.8, so the largest
+    files do not dominate) times the structure weight the corpus stored for it
+    (lab/training/structure.py: documented definitions, tests and examples up, generated
+    and data-only files down; 1.0 for corpora built before it existed)."""
+    return len(doc["text"]) ** 0.8 * float(doc.get("weight", 1.0))
+
+
 class ExampleStream:
-    """Endless examples from corpus documents, sampled in proportion to their length.
+    """Endless examples from corpus documents, sampled by `sampling_weight`.
 
     A share `edit_fraction` of examples are next-edit examples (lab/training/edits.py:
     the edit history in the prefix, the span after the next edit on the canvas), so one
@@ -213,7 +221,7 @@ class ExampleStream:
         kept = [d for d in docs if d["text"].strip()]
         self.texts = [d["text"] for d in kept]
         self.languages = [d.get("language", "python") for d in kept]
-        self.weights = [len(t) ** 0.8 for t in self.texts]  # damp the largest files a little
+        self.weights = [sampling_weight(d) for d in kept]
         self.tok, self.cfg = tok, cfg
         self.edit_fraction = edit_fraction
         self.rng = random.Random(seed)

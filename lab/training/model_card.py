@@ -51,6 +51,16 @@ def _trend(curve: list[dict]) -> str:
 
 
 def _corpus_table(corpus: Path) -> str:
+    """Per language and per source, from summary.json (corpora built since issue 15);
+    older corpora: file counts per source from files.tsv."""
+    summary_path = corpus / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    if "sources" in summary:
+        lines = ["| language | train files | validation files | MB | mean weight | share of sampled examples |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        lines += [f"| {lang} | {v['train']} | {v['valid']} | {v['mb']:.1f} | {v['mean_weight']:.2f} | {v['sampling_share']:.1%} |" for lang, v in summary["languages"].items()]
+        lines += ["", "| source | languages | train files | validation files | MB | near-duplicates dropped |", "| --- | --- | ---: | ---: | ---: | ---: |"]
+        lines += [f"| {s} | {', '.join(v['languages'])} | {v['train']} | {v['valid']} | {v['mb']:.2f} | {v['near_duplicates']} |" for s, v in summary["sources"].items()]
+        return "\n".join(lines)
     listing = corpus / "files.tsv"
     if not listing.exists():
         return "(corpus listing not available on this machine: run `infill corpus`)"
@@ -62,6 +72,14 @@ def _corpus_table(corpus: Path) -> str:
     lines = ["| source | train files | validation files |", "| --- | ---: | ---: |"]
     lines += [f"| {s} | {counts[(s, 'train')]} | {counts[(s, 'valid')]} |" for s in sources]
     return "\n".join(lines)
+
+
+def _corpus_languages(summary: dict) -> str:
+    languages = summary.get("languages")
+    if not languages:
+        return "Python-heavy corpus; JavaScript less so; TypeScript, Go and Rust unseen in training (the grammars support them, the model barely does)."
+    total = sum(v["mb"] for v in languages.values()) or 1.0
+    return "Corpus by language: " + ", ".join(f"{lang} {v['mb'] / total:.0%}" for lang, v in sorted(languages.items(), key=lambda kv: -kv[1]["mb"])) + " of the bytes; the smaller languages are learned less well."
 
 
 def _averaging_lines(training: dict) -> list[str]:
@@ -106,7 +124,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "",
         "## Corpus",
         "",
-        f"Exactly the sources in `lab/training/corpus_sources.toml` (CPython 3.11.7 standard library and pinned PyPI and npm packages; PSF, MIT, BSD and Apache licences), deduplicated by content and split by file: {summary.get('train', '?')} training files, {summary.get('valid', '?')} validation files, {summary.get('bytes', 0) / 1e6:.1f} MB. No benchmark data (HumanEval and the like) is in it. The full file list with hashes is written by `infill corpus` to `files.tsv`; `docs/corpus_files.tsv` is the committed copy.",
+        f"Exactly the sources in `lab/training/corpus_sources.toml` (CPython 3.11.7 standard library, pinned PyPI and npm packages and, since issue 15, pinned Debian packages for Go and Rust; PSF, MIT, BSD, ISC and Apache licences), deduplicated by content{' and by near-duplicate detection (MinHash, Jaccard >= 0.8: ' + str(summary['near_duplicates']) + ' files dropped)' if 'near_duplicates' in summary else ''} and split by file: {summary.get('train', '?')} training files, {summary.get('valid', '?')} validation files, {summary.get('bytes', 0) / 1e6:.1f} MB. No benchmark data (HumanEval and the like) is in it, nor the packages reserved for the unseen syntax benchmark. {'Files are sampled in proportion to length ** 0.8 times a structure weight (documented functions and classes, tests and examples up; generated and data-only files down; docs/corpus.md). ' if 'languages' in summary else ''}The full file list with hashes is written by `infill corpus` to `files.tsv`; docs/corpus.md summarizes it.",
         "",
         _corpus_table(corpus),
         "",
@@ -145,7 +163,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "",
         "- Trained for a very small budget (see tokens seen): far below what a useful code model needs (hundreds of millions to billions of tokens). Expect plausible-looking but often wrong lines; it has only begun to copy identifiers from its context.",
         "- Context window: 256 prefix tokens and 96 suffix tokens (~870 and ~330 characters), the windows it was trained on and the engine's defaults for it; longer files are cut to that window around the cursor (the copy rule still looks 2048 tokens back).",
-        "- Python-heavy corpus; JavaScript less so; TypeScript, Go and Rust unseen in training (the grammars support them, the model barely does).",
+        f"- {_corpus_languages(summary)}",
         "- Not trained on edit histories yet: next-edit suggestions rely on the generic token-to-token edit ability only.",
         "",
         "## What would close the gap to the goal (HumanEval single-line pass@1 >= 30%)",
@@ -153,7 +171,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         f"- The validation curve above is still falling at the end ({_trend(curve)}): the run stopped for lack of time, not because it converged. At ~5,000 tokens/s on the 2 CPU cores, 20M tokens cost 2 hours; the published 0.5B-class diffusion code models saw hundreds of billions.",
         "- Tokens first: resume this run (`infill train --run runs/main --resume`, or `--init-from engine/default_model` on a fresh machine) across sessions, and on any GPU session run the same command with a larger batch: at bf16 an H200 processes this 7M-parameter model at several million tokens/s, i.e. 1B+ tokens in 15 minutes.",
         "- Then size: with 1B+ tokens, a 30-60M-parameter model (d 512, 8-12 layers) fits the 40 MB limit in bf16/int8 and is still fast on a CPU with the exact context cache.",
-        "- Data: the corpus is 58 MB; more pinned PyPI/npm packages (several GB of permissively licensed code are installable) would be needed before multi-epoch overfitting sets in at that scale.",
+        f"- Data: the corpus is {summary.get('bytes', 0) / 1e6:.0f} MB; more pinned packages (several GB of permissively licensed code are installable from PyPI, npm and Debian) would be needed before multi-epoch overfitting sets in at that scale.",
         "- Signal per FLOP: the next-token loss on every prefix position already multiplies the supervised positions ~5x. The sampler now copies from the context at inference (`copy_weight`, docs/sampler.md: +10 points edit similarity on the dev set); a trained pointer head would let the model decide when to copy instead of a fixed mixture.",
         "",
         "## Licence",

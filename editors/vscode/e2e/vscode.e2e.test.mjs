@@ -181,10 +181,8 @@ async function waitForServerReady() {
   );
 }
 
-/** Types the function header and Enter in the open editor; returns the ghost text that appears. */
-async function typeHeaderForGhostText() {
-  await page.keyboard.type(HEADER, { delay: 30 });
-  await page.keyboard.press('Enter');
+// Waits for infill's ghost text at the cursor; returns its locator and its text.
+async function waitForGhost() {
   const ghost = page.locator('.monaco-editor [class*="ghost-text"]').filter({ hasText: /\S/ }).first();
   try {
     await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
@@ -193,7 +191,15 @@ async function typeHeaderForGhostText() {
     await page.keyboard.press('Alt+Backslash');
     await ghost.waitFor({ timeout: GHOST_TIMEOUT_MS / 2 });
   }
-  return ghost;
+  const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
+  return { ghost, ghostText };
+}
+
+/** Types the function header and Enter in the open editor; returns the ghost text that appears (as waitForGhost). */
+async function typeHeaderForGhostText() {
+  await page.keyboard.type(HEADER, { delay: 30 });
+  await page.keyboard.press('Enter');
+  return waitForGhost();
 }
 
 const infillStatus = () => page.locator('.statusbar-item').filter({ hasText: 'infill' }).first();
@@ -260,8 +266,7 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
 
   await openFile('main.py');
 
-  const ghost = await typeHeaderForGhostText();
-  const ghostText = (await page.locator('.monaco-editor [class*="ghost-text"]').allTextContents()).join('').replace(/\u00a0/g, ' ');
+  const { ghost, ghostText } = await typeHeaderForGhostText();
   assert.match(ghostText, /\S/, 'ghost text is not empty');
   await page.screenshot({ path: join(env.artifacts, 'ghost-text.png') });
 
@@ -285,6 +290,29 @@ test('ghost text from infill lsp is shown, accepted with Tab, and written to the
   await page.locator('.monaco-editor .view-lines').filter({ hasText: /"accepted":\s*1\b/ }).first().waitFor({ timeout: 20_000 });
 });
 
+test("VS Code's accept-next-word takes part of infill's ghost text", async () => {
+  // VS Code's inline-suggest widget has partial acceptance built in (Ctrl+Right:
+  // editor.action.inlineSuggest.acceptNextWord); it must work on infill's suggestions.
+  await openFile('main.py');
+  await page.keyboard.press('Control+End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('def mul(a, b):', { delay: 30 });
+  await page.keyboard.press('Enter');
+  const { ghostText } = await waitForGhost();
+  const before = await settledFileText((text) => text.includes('def mul(a, b):'));
+  await page.keyboard.press('Control+ArrowRight');
+  const after = await settledFileText((text) => text !== before);
+  await page.screenshot({ path: join(env.artifacts, 'accept-next-word.png') });
+  const added = after.slice(before.trimEnd().length).replace(/^\s+/, '');
+  assert.ok(added.trim().length > 0, `Ctrl+Right added part of the ghost text:\n--- before\n${before}\n--- after\n${after}`);
+  const firstWord = ghostText.trim().match(/^[^\w]*\w+|^\S+/)[0];
+  assert.ok(after.includes(firstWord), `the file has the ghost text's first word ("${firstWord}"):\n${after}`);
+  if (ghostText.trim().split(/\W+/).filter(Boolean).length > 1) {
+    assert.ok(!after.includes(ghostText.trim()), `only the next word was accepted, not all of "${ghostText.trim()}":\n${after}`);
+  }
+  await page.keyboard.press('Escape');
+});
+
 test('a wrong server path gives a message naming the fix, and the editor stays usable', async () => {
   writeSettings(userSettings({ 'infill.server.path': '/nonexistent/infill' }));
   assert.match(await errorToast('/nonexistent/infill'), /infill\.server\.path/);
@@ -300,13 +328,13 @@ test('a wrong server path gives a message naming the fix, and the editor stays u
   assert.ok(after.includes('still_typing = True'), `typing still reaches the file:\n${after}`);
 });
 
-test('infill missing from the interpreter: the message says to pip install it', async () => {
+test('infill missing from the interpreter: the message says to install it from the checkout', async () => {
   const broken = script('broken-infill', `echo "Traceback (most recent call last):" >&2
 echo "ModuleNotFoundError: No module named 'engine'" >&2
 exit 1`);
   writeSettings(userSettings({ 'infill.server.path': broken }));
   const text = await errorToast('could not import engine');
-  assert.match(text, /pip install infill/);
+  assert.match(text, /pip install -e \/path\/to\/infill/);
   await infillStatus().locator('.codicon-error').waitFor({ timeout: 10_000 });
 });
 
@@ -403,7 +431,7 @@ test('with infill.remote.url, ghost text comes from a running infill serve (toke
     writeFileSync(join(workspace, 'remote.py'), '# remote completions\n\n');
     await page.keyboard.press('Escape');
     await openFile('remote.py');
-    const ghost = await typeHeaderForGhostText();
+    const { ghost } = await typeHeaderForGhostText();
     await page.screenshot({ path: join(env.artifacts, 'remote-ghost-text.png') });
     const remoteFile = join(workspace, 'remote.py');
     const typed = await settledFileText((text) => text.includes(HEADER), 20_000, remoteFile);

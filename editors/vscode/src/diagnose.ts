@@ -52,8 +52,8 @@ export function explainServerFailure(stderr: string, exitCode: number | null | u
     return {
       summary: `the infill server could not import ${module}.`,
       fix: ours
-        ? 'infill is not installed for this interpreter: run `pip install infill` (or `pip install -e .` in a checkout) with it, or point infill.server.pythonPath at the right one.'
-        : `a dependency is missing: run \`pip install infill\` again in the server's environment (it installs ${module}).`,
+        ? 'infill is not installed for this interpreter: run `pip install -e /path/to/infill` (a checkout; the `infill` on PyPI is an unrelated package) with it, or point infill.server.pythonPath at the right one.'
+        : `a dependency is missing: run \`pip install -e /path/to/infill\` again in the server's environment (it installs ${module}).`,
       setting: 'infill.server.pythonPath',
     };
   }
@@ -67,7 +67,7 @@ export function explainServerFailure(stderr: string, exitCode: number | null | u
   if (/invalid choice: ['"]?lsp|unrecognized arguments|usage: infill/i.test(stderr)) {
     return {
       summary: `this infill does not understand \`infill lsp\` (${last}).`,
-      fix: 'Upgrade it with `pip install -U infill`, or check infill.server.args.',
+      fix: 'Update your infill checkout (`git pull`, then `pip install -e /path/to/infill`), or check infill.server.args.',
       setting: 'infill.server.args',
     };
   }

@@ -72,7 +72,7 @@ export function resolveLauncher(settings: ServerSettings, envPath: string | unde
         setting: 'infill.server.pythonPath',
         message:
           `infill: the setting infill.server.pythonPath is "${settings.pythonPath}", which is not a Python interpreter here. ` +
-          'Set it to the python of the environment where you ran `pip install infill`, or clear it.',
+          'Set it to the python of the environment where you installed infill (`pip install -e /path/to/infill`), or clear it.',
       };
     }
     return { command: python, prefixArgs: ['-c', PYTHON_BOOTSTRAP], source: 'setting infill.server.pythonPath' };
@@ -84,7 +84,7 @@ export function resolveLauncher(settings: ServerSettings, envPath: string | unde
       setting: 'infill.server.path',
       message:
         'infill: the `infill` command was not found on PATH, so completions are off. ' +
-        'Install it with `pip install infill` (or `pip install -e .` in a checkout), then reload the window; ' +
+        'Install it from a checkout of its repository with `pip install -e /path/to/infill` (the `infill` on PyPI is an unrelated package), then reload the window; ' +
         'or set infill.server.path to the `infill` program, or infill.server.pythonPath to a Python that has it.',
     };
   }

@@ -15,7 +15,7 @@ test('infill missing from the interpreter: says to pip install it', () => {
   const stderr = 'Traceback (most recent call last):\n  File "<string>", line 1\nModuleNotFoundError: No module named \'engine\'';
   const failure = explainServerFailure(stderr, 1);
   assert.match(failure.summary, /could not import engine/);
-  assert.match(failure.fix, /pip install infill/);
+  assert.match(failure.fix, /pip install -e \/path\/to\/infill/);
   assert.equal(failure.setting, 'infill.server.pythonPath');
 });
 
@@ -32,7 +32,8 @@ test('a model that cannot load points at infill.modelDir', () => {
 
 test('an old infill without the lsp subcommand says to upgrade', () => {
   const failure = explainServerFailure("usage: infill [-h] {train,eval}\ninfill: error: argument command: invalid choice: 'lsp'", 2);
-  assert.match(failure.fix, /pip install -U infill/);
+  assert.match(failure.fix, /git pull/);
+  assert.doesNotMatch(failure.fix, /pip install -U infill/);
 });
 
 test('anything else reports the exit code and the last line', () => {

@@ -21,7 +21,8 @@ test('no infill anywhere: a problem that names the install command and the setti
   const result = resolveLauncher(noSettings, '/usr/bin', probe([]));
   assert.ok(isLaunchProblem(result));
   assert.equal(result.kind, 'not-found');
-  assert.match(result.message, /pip install infill/);
+  assert.match(result.message, /pip install -e \/path\/to\/infill/);
+  assert.doesNotMatch(result.message, /pip install infill/);
   assert.match(result.message, /infill\.server\.path/);
   assert.equal(result.setting, 'infill.server.path');
 });

@@ -17,6 +17,9 @@ local defaults = {
   remote = nil,
   settings = {}, -- the "infill" section: debounceMs, maxTokens, constrained, temperature, ...
   accept_key = "<Tab>", -- insert-mode key that accepts the ghost text (falls through when none)
+  accept_word_key = "<M-Right>", -- accept the suggestion's next word only (0.12+; falls through when none)
+  accept_line_key = "<M-C-Right>", -- accept the rest of the suggestion's current line (0.12+)
+  ghost_highlight = { fg = "#808080", ctermfg = 244, italic = true }, -- ComplHint, unless a colorscheme sets it
   next_key = "<M-]>", -- cycle suggestions (0.12+)
   inline = true, -- false: always use the completion menu, even on 0.12+
   next_edit = true, -- ask for next-edit suggestions (infill/nextEdit) after edits in normal mode
@@ -42,7 +45,66 @@ local function settings_section()
   if M.config.model_dir then
     section.modelDir = M.config.model_dir
   end
+  if next(section) == nil then
+    return vim.empty_dict() -- an empty Lua table would reach the server as a JSON list
+  end
   return section
+end
+
+-- Ghost text must look unlike real text on terminals without truecolor too: Neovim's own
+-- ComplHint may carry a GUI colour only. A colorscheme that defines both wins.
+local function define_highlights()
+  local current = vim.api.nvim_get_hl(0, { name = "ComplHint", link = false })
+  if current.ctermfg == nil or current.fg == nil then
+    vim.api.nvim_set_hl(0, "ComplHint", vim.tbl_extend("force", {}, M.config.ghost_highlight, {
+      fg = current.fg or M.config.ghost_highlight.fg,
+      ctermfg = current.ctermfg or M.config.ghost_highlight.ctermfg,
+    }))
+  end
+end
+
+--- The part of a suggestion that a partial accept inserts: "word" is up to the end of
+--- its next word (with the spaces and symbols before it), "line" up to the end of its
+--- current line (a suggestion that starts with a line break takes that break and the
+--- next line). The whole text when it has no more than that.
+function M.partial_text(text, unit)
+  if unit == "line" then
+    local from = text:sub(1, 1) == "\n" and 2 or 1
+    local newline = text:find("\n", from, true)
+    return newline and text:sub(1, newline - 1) or text
+  end
+  local _, word_end = text:find("^[^%w_]*[%w_]+")
+  return word_end and text:sub(1, word_end) or text
+end
+
+-- Insert `part` of an inline-completion item where the item would go (0.12's items carry
+-- a vim.Range), and leave the cursor after it; the server's cache then offers the rest.
+local function insert_part(bufnr, item, part)
+  local lines = vim.split(part, "\n", { plain = true })
+  if item.range then
+    local start = item.range.start
+    vim.api.nvim_buf_set_text(bufnr, start.row, start.col, item.range.end_.row, item.range.end_.col, lines)
+    local row, col = start.row + 1, (#lines == 1 and start.col or 0) + #lines[#lines]
+    vim.api.nvim_win_set_cursor(0, { row + #lines - 1, col })
+  else
+    vim.api.nvim_paste(part, false, -1)
+  end
+end
+
+--- Accept part of the ghost text ("word" or "line"); false when none is shown.
+function M.accept_part(unit, bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  return vim.lsp.inline_completion.get({
+    bufnr = bufnr,
+    on_accept = function(item)
+      local text = type(item.insert_text) == "string" and item.insert_text or item.insert_text.value
+      local part = M.partial_text(text, unit)
+      insert_part(bufnr, item, part)
+      if part == text and item.command then -- all of it: tell the server, as a full accept does
+        vim.lsp.get_client_by_id(item.client_id):exec_cmd(item.command, { bufnr = bufnr })
+      end
+    end,
+  })
 end
 
 -- Next-edit suggestions ------------------------------------------------------------
@@ -204,6 +266,15 @@ local function on_attach(client, bufnr)
         end
       end, { buffer = bufnr, expr = true, replace_keycodes = true, desc = "infill: accept suggestion" })
     end
+    for unit, key in pairs({ word = M.config.accept_word_key, line = M.config.accept_line_key }) do
+      if key then
+        vim.keymap.set("i", key, function()
+          if not M.accept_part(unit, bufnr) then
+            return key
+          end
+        end, { buffer = bufnr, expr = true, replace_keycodes = true, desc = "infill: accept the suggestion's next " .. unit })
+      end
+    end
     if M.config.next_key and vim.lsp.inline_completion.select then
       vim.keymap.set("i", M.config.next_key, function()
         vim.lsp.inline_completion.select({ bufnr = bufnr })
@@ -279,6 +350,8 @@ end
 function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
   local group = vim.api.nvim_create_augroup("infill", { clear = true })
+  define_highlights()
+  vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
     pattern = M.config.filetypes,

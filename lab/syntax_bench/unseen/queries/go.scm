@@ -1,0 +1,12 @@
+; Unseen syntax benchmark tasks (see python.scm for the capture names).
+(function_declaration body: (block) @block.inner)
+(method_declaration body: (block) @block.inner)
+(if_statement consequence: (block) @block.inner)
+(for_statement body: (block) @block.inner)
+(if_statement condition: (_) @condition)
+(for_clause condition: (_) @condition)
+(call_expression arguments: (argument_list) @arguments.inner)
+(binary_expression right: (_) @expression)
+(short_var_declaration right: (expression_list) @expression)
+(assignment_statement right: (expression_list) @expression)
+(return_statement (expression_list) @expression)
