@@ -336,6 +336,14 @@ class Engine:
             self._keyed_contexts.clear()
             self._keyed_bytes = 0
 
+    def drop_context(self, key: Hashable) -> None:
+        """Forget `key`'s cached context: its session or document closed, nothing will reuse
+        it (the engine worker calls this between passes; see EngineWorker.forget)."""
+        with self._lock:
+            entry = self._keyed_contexts.pop(key, None)
+            if entry is not None:
+                self._keyed_bytes -= entry[1]
+
     def _encode(self, prefix_ids: list[int], suffix_ids: list[int], key: Optional[Hashable] = None) -> tuple[object, int]:
         """Encode the context, reusing where exact the cache of the request with the same
         `key` (else the previous request's). Returns (cache, number of context tokens that

@@ -104,6 +104,7 @@ class FairQueue:
         self._cond = threading.Condition()
         self._pending: "OrderedDict[Hashable, OrderedDict[Hashable, Job]]" = OrderedDict()
         self._closed = False
+        self._nudged = False
 
     def put(self, job: Job) -> Optional[Job]:
         """Queue `job`; returns the older pending job of its (group, key) that it replaced."""
@@ -131,12 +132,20 @@ class FairQueue:
         with self._cond:
             return sum(len(keys) for keys in self._pending.values())
 
+    def nudge(self) -> None:
+        """Wake a waiting `take` (it returns None): the worker has housekeeping to do."""
+        with self._cond:
+            self._nudged = True
+            self._cond.notify_all()
+
     def take(self, timeout: Optional[float] = None) -> Optional[Job]:
-        """The next job in round-robin order; None when closed or after `timeout` seconds idle."""
+        """The next job in round-robin order; None when closed, nudged, or after `timeout`
+        seconds idle."""
         with self._cond:
             deadline = None if timeout is None else time.monotonic() + timeout
             while not self._pending:
-                if self._closed:
+                if self._closed or self._nudged:
+                    self._nudged = False
                     return None
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
@@ -177,6 +186,7 @@ class EngineWorker:
         self._runner: Any = None  # engine.batching.BatchRunner, made on the thread (it imports torch)
         self._tokens: dict[tuple[Hashable, Hashable], threading.Event] = {}
         self._tokens_lock = threading.Lock()
+        self._forgotten: list[tuple[Hashable, Hashable]] = []  # cached contexts to drop, on the thread
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -213,6 +223,15 @@ class EngineWorker:
         if pending is not None:
             pending.cancel.set()
             self._finish(pending, Outcome(cancelled=True))
+
+    def forget(self, group: Hashable, key: Hashable) -> None:
+        """(group, key) is over for good (a closed session or document, an answered HTTP
+        request): the engine's cached context for it is dropped on the worker thread
+        before the next pass. Without this, every session that ever ran keeps its context
+        (megabytes) until the engine's cache budget pushes it out."""
+        with self._tokens_lock:
+            self._forgotten.append((group, key))
+        self.queue.nudge()
 
     def pending(self) -> int:
         return len(self.queue)
@@ -258,6 +277,7 @@ class EngineWorker:
     # -- the thread ------------------------------------------------------------------------
     def _loop(self) -> None:
         while True:
+            self._drop_forgotten()
             runner = self._batch()
             while runner.in_flight < self.max_batch:
                 busy = runner.has_work()
@@ -277,6 +297,14 @@ class EngineWorker:
             self._after_pass()
             if not runner.has_work() and self.queue.closed:
                 return
+
+    def _drop_forgotten(self) -> None:
+        with self._tokens_lock:
+            keys, self._forgotten = self._forgotten, []
+        drop = getattr(self.engine, "drop_context", None)
+        if drop is not None:
+            for key in keys:
+                drop(key)
 
     def _batch(self) -> Any:
         """The batch runner of the current engine (a new one once a swapped-out engine's

@@ -174,6 +174,7 @@ class CompletionService:
         """The document closed: drop its cache and stop its work."""
         self._cache.forget(uri)
         self._engine.cancel(("completion", uri))
+        self._engine.forget(("completion", uri))
 
     # -- internals ----------------------------------------------------------------------
     def _still_current(self, uri: str, snapshot: "_Snapshot") -> bool:

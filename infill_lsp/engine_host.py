@@ -120,6 +120,10 @@ class EngineHost:
     def cancel(self, key: Hashable) -> None:
         self.worker.cancel(GROUP, key)
 
+    def forget(self, key: Hashable) -> None:
+        """`key` is over (its document closed): drop the engine's cached context for it."""
+        self.worker.forget(GROUP, key)
+
     async def run(self, key: Hashable, call: Union[InfillCall, NextEditCall], cancel: threading.Event, on_outcome: Optional[Callable[[Outcome], None]] = None) -> Outcome:
         """Run `call` on the worker once the model is ready. If the awaiting task is
         cancelled, `cancel` is set so the model stops at its next pass, and `on_outcome`

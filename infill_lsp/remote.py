@@ -159,6 +159,9 @@ class RemoteEngineHost:
         if token is not None:
             token.set()
 
+    def forget(self, key: Hashable) -> None:
+        """Nothing cached here for `key` (the remote server forgets each request's context)."""
+
     def close(self) -> None:
         client, self._client = self._client, None
         if client is not None:

@@ -144,6 +144,7 @@ class EngineCall:
         if not self.finished:
             self.hub.worker.cancel(self.job.group, KEY)
             self.hub.counters["http_cancelled"] += 1
+        self.hub.worker.forget(self.job.group, KEY)  # a request is a group of its own: nothing reuses its context
 
     def prompt_tokens(self) -> int:
         """Tokens of the window the model reads (BOS, prefix tail, suffix head)."""

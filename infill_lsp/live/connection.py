@@ -242,6 +242,7 @@ class LiveConnection:
         session = self._session(session_id)
         self._cancel_active(session, "close")
         del self.sessions[session_id]
+        self.hub.worker.forget(id(self), session_id)  # its cached context is of no more use
         self.hub.release_session()
         self.send({"type": "closed", "session": session_id})
 
@@ -250,6 +251,7 @@ class LiveConnection:
             if session.active is not None:
                 self.hub.worker.cancel(id(self), session.id)
                 session.active = None
+            self.hub.worker.forget(id(self), session.id)
             self.hub.release_session()
         self.sessions.clear()
 
