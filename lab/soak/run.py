@@ -37,6 +37,7 @@ from .clients import AsyncLspClient, Recorder, live_typist, lsp_typist, reconnec
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "soak-token-not-a-secret-0001"
 LSP_SETTINGS = {"debounceMs": 15, "maxTokens": 16}
+SLOW_CLIENT_MIN_S = 45.0  # the server's keepalive (2 x 20 s) and a margin
 
 
 def _typing_files() -> list[Path]:
@@ -95,7 +96,10 @@ async def soak(seconds: float, out: Path, model: Optional[str], key_ms: float, r
 
     async def slow_clients() -> None:
         await asyncio.sleep(min(10.0, seconds / 6))
-        while recorder.now() < until - 5:
+        # A slow client needs time to be noticed (a ping every 20 s, 20 s for its pong):
+        # one started later would read again, and so answer pings, before the server could
+        # tell; none is started with less than SLOW_CLIENT_MIN_S left.
+        while until - recorder.now() >= SLOW_CLIENT_MIN_S:
             await slow_reader(url, TOKEN, recorder, out / "live-server.log", deadline_s=min(90.0, until - recorder.now()))
             await asyncio.sleep(min(slow_every_s, max(0.0, until - recorder.now())))
 
