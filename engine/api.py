@@ -25,7 +25,7 @@ from engine.modeldir import load_infill_model, load_tokenizer, read_config
 from engine.next_edit.suggest import NextEditResult, next_edit
 from engine.sampler import Denoising, run_to_end
 from engine.seams import tidy_middle
-from engine.tokenizer import Tokenizer
+from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
 from engine.window import ContextWindow, context_window, prefix_tail
 
@@ -296,6 +296,9 @@ class Engine:
         cache of that key's previous request, so many users at once each re-encode only
         what they typed."""
         self._check(prefix, suffix)
+        # A lone surrogate (JSON allows "\udc80") would make the tokenizer raise TypeError.
+        prefix, suffix = replace_lone_surrogates(prefix), replace_lone_surrogates(suffix)
+        cross_file = replace_lone_surrogates(cross_file)
         cfg = self.settings.replace(**settings)
         constraint = constraint_for(language) if cfg.constrained else None
         return InfillJob(self, prefix, suffix, cfg, constraint, cancel, cross_file, cache_key)
@@ -332,6 +335,14 @@ class Engine:
             self._context_cache = None
             self._keyed_contexts.clear()
             self._keyed_bytes = 0
+
+    def drop_context(self, key: Hashable) -> None:
+        """Forget `key`'s cached context: its session or document closed, nothing will reuse
+        it (the engine worker calls this between passes; see EngineWorker.forget)."""
+        with self._lock:
+            entry = self._keyed_contexts.pop(key, None)
+            if entry is not None:
+                self._keyed_bytes -= entry[1]
 
     def _encode(self, prefix_ids: list[int], suffix_ids: list[int], key: Optional[Hashable] = None) -> tuple[object, int]:
         """Encode the context, reusing where exact the cache of the request with the same

@@ -26,7 +26,7 @@ from typing import Callable, Optional, TypeVar
 import torch
 
 from engine.api import Engine, InfillJob
-from engine.types import DenoiseStep, InfillError, InfillResult
+from engine.types import DenoiseStep, InfillError, InfillResult, model_failure
 from engine.worker import DEFAULT_MAX_BATCH
 
 log = logging.getLogger("infill.batching")
@@ -75,6 +75,13 @@ class Ticket:
         self._done.set()
         if self.on_done is not None:
             self.on_done(self)
+
+
+def _release_cached_memory() -> None:
+    """After an out-of-memory error: hand the blocks torch's CUDA allocator keeps cached
+    back to the device, so the requests after the failed one find room."""
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def cancelled_before_start() -> DenoiseStep:
@@ -171,6 +178,8 @@ class BatchRunner:
         except Exception as exc:  # a bug in one request must not take the others down
             if not isinstance(exc, InfillError):
                 log.exception("a batched request failed")
+                if model_failure(exc).kind == "out_of_memory":
+                    _release_cached_memory()
             self._fail(ticket, exc)
         return False, None
 

@@ -1,6 +1,7 @@
 """Byte-level BPE tokenizer (Hugging Face `tokenizers`) plus the special ids the sampler needs."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -11,6 +12,19 @@ from tokenizers import Tokenizer as HFTokenizer
 SPECIAL_TOKENS = ["<pad>", "<mask>", "<eom>", "<bos>", "<sep>", "<file>", "<edit>", "<old>", "<new>"] + [
     f"<extra_{i}>" for i in range(7)
 ]
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """`text` with every lone surrogate (U+D800..U+DFFF, which JSON's "\\udc80" escapes
+    and Python's surrogateescape produce) replaced by U+FFFD. Such text cannot be encoded
+    as UTF-8, so the tokenizer and tree-sitter refuse it; one character stays one
+    character, so offsets into the text keep their meaning."""
+    if text.isascii():
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 class Tokenizer:

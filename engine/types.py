@@ -20,6 +20,40 @@ class InfillError(Exception):
     """
 
 
+class ModelFailure(Exception):
+    """The engine could not finish one request, through no fault of its input: the model
+    ran out of memory, a forward pass timed out, or it raised. That request ends with
+    this error and the engine goes on serving the others (engine/batching.py,
+    engine/worker.py). `kind` is "out_of_memory", "timeout" or "error"; the message is
+    one sentence for the user. The original exception is its `__cause__` (for the log)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    @property
+    def retryable(self) -> bool:
+        """Worth retrying as it is (memory or time were short now), unlike a bug."""
+        return self.kind != "error"
+
+
+def model_failure(error: BaseException) -> ModelFailure:
+    """What an exception raised inside the model's work means for the request. Recognised
+    by name, so the serving core needs no torch import: torch.OutOfMemoryError (CUDA),
+    MemoryError and the CPU allocator's "can't allocate memory" RuntimeError; TimeoutError."""
+    if isinstance(error, ModelFailure):
+        return error
+    names = {cls.__name__ for cls in type(error).__mro__}
+    text = str(error).lower()
+    if names & {"OutOfMemoryError", "MemoryError"} or "out of memory" in text or "can't allocate memory" in text:
+        return ModelFailure("out_of_memory", "the model ran out of memory on this request; retry, or ask for "
+                            "fewer tokens or a shorter context (other requests go on)")
+    if "TimeoutError" in names:
+        return ModelFailure("timeout", "a forward pass of the model timed out on this request; retry it")
+    return ModelFailure("error", f"the engine failed on this request ({type(error).__name__}); the server log "
+                        "has the details")
+
+
 def knob(default: Any, low: Optional[float] = None, high: Optional[float] = None, *, client: bool = False, choices: tuple[str, ...] = ()) -> Any:
     """A settings field: its default (whose type is the knob's type), inclusive bounds for
     numbers, the allowed values for text, and whether remote clients may set it (the live

@@ -44,7 +44,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping, Optional, Union
 
-from engine.types import InfillError
+from engine.types import InfillError, model_failure
 
 log = logging.getLogger("infill.worker")
 
@@ -75,8 +75,9 @@ class NextEditCall:
 
 @dataclass
 class Outcome:
-    """How a job ended: its result (InfillResult or NextEditResult), or the exception the
-    engine raised, or neither when it never ran."""
+    """How a job ended: its result (InfillResult or NextEditResult), or its error (an
+    InfillError: the input's fault; a ModelFailure: out of memory, a forward pass that
+    timed out or failed), or neither when it never ran."""
 
     result: Any = None
     error: Optional[BaseException] = None
@@ -103,6 +104,7 @@ class FairQueue:
         self._cond = threading.Condition()
         self._pending: "OrderedDict[Hashable, OrderedDict[Hashable, Job]]" = OrderedDict()
         self._closed = False
+        self._nudged = False
 
     def put(self, job: Job) -> Optional[Job]:
         """Queue `job`; returns the older pending job of its (group, key) that it replaced."""
@@ -130,12 +132,20 @@ class FairQueue:
         with self._cond:
             return sum(len(keys) for keys in self._pending.values())
 
+    def nudge(self) -> None:
+        """Wake a waiting `take` (it returns None): the worker has housekeeping to do."""
+        with self._cond:
+            self._nudged = True
+            self._cond.notify_all()
+
     def take(self, timeout: Optional[float] = None) -> Optional[Job]:
-        """The next job in round-robin order; None when closed or after `timeout` seconds idle."""
+        """The next job in round-robin order; None when closed, nudged, or after `timeout`
+        seconds idle."""
         with self._cond:
             deadline = None if timeout is None else time.monotonic() + timeout
             while not self._pending:
-                if self._closed:
+                if self._closed or self._nudged:
+                    self._nudged = False
                     return None
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
@@ -176,6 +186,7 @@ class EngineWorker:
         self._runner: Any = None  # engine.batching.BatchRunner, made on the thread (it imports torch)
         self._tokens: dict[tuple[Hashable, Hashable], threading.Event] = {}
         self._tokens_lock = threading.Lock()
+        self._forgotten: list[tuple[Hashable, Hashable]] = []  # cached contexts to drop, on the thread
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -212,6 +223,15 @@ class EngineWorker:
         if pending is not None:
             pending.cancel.set()
             self._finish(pending, Outcome(cancelled=True))
+
+    def forget(self, group: Hashable, key: Hashable) -> None:
+        """(group, key) is over for good (a closed session or document, an answered HTTP
+        request): the engine's cached context for it is dropped on the worker thread
+        before the next pass. Without this, every session that ever ran keeps its context
+        (megabytes) until the engine's cache budget pushes it out."""
+        with self._tokens_lock:
+            self._forgotten.append((group, key))
+        self.queue.nudge()
 
     def pending(self) -> int:
         return len(self.queue)
@@ -257,6 +277,7 @@ class EngineWorker:
     # -- the thread ------------------------------------------------------------------------
     def _loop(self) -> None:
         while True:
+            self._drop_forgotten()
             runner = self._batch()
             while runner.in_flight < self.max_batch:
                 busy = runner.has_work()
@@ -276,6 +297,14 @@ class EngineWorker:
             self._after_pass()
             if not runner.has_work() and self.queue.closed:
                 return
+
+    def _drop_forgotten(self) -> None:
+        with self._tokens_lock:
+            keys, self._forgotten = self._forgotten, []
+        drop = getattr(self.engine, "drop_context", None)
+        if drop is not None:
+            for key in keys:
+                drop(key)
 
     def _batch(self) -> Any:
         """The batch runner of the current engine (a new one once a swapped-out engine's
@@ -304,7 +333,7 @@ class EngineWorker:
         except Exception as error:  # bad input or settings: this job's outcome, not the thread's end
             if not isinstance(error, InfillError):
                 log.exception("the engine failed on a request")
-            self._finish(job, Outcome(error=error, started=True, cancelled=job.cancel.is_set()))
+            self._finish(job, Outcome(error=for_front_end(error), started=True, cancelled=job.cancel.is_set()))
             self.completed += 1
             return
         self.in_batch[id(job)] = job
@@ -318,7 +347,7 @@ class EngineWorker:
         self.in_batch.pop(id(job), None)
         self.completed += 1
         if ticket.error is not None:
-            outcome = Outcome(error=ticket.error, started=True, cancelled=job.cancel.is_set())
+            outcome = Outcome(error=for_front_end(ticket.error), started=True, cancelled=job.cancel.is_set())
         elif ticket.job.run is None:  # cancelled while it waited to join: the engine never ran it
             outcome = Outcome(cancelled=True)
         else:
@@ -345,7 +374,7 @@ class EngineWorker:
         except Exception as error:  # reported to the front end; a bad request must not end the thread
             if not isinstance(error, InfillError):
                 log.exception("the engine failed on a request")
-            return Outcome(error=error, started=True, cancelled=job.cancel.is_set())
+            return Outcome(error=for_front_end(error), started=True, cancelled=job.cancel.is_set())
 
     def _stream(self, job: Job) -> Outcome:
         """Run an infill job alone, pass by pass: steps out while it is wanted, then the result."""
@@ -379,6 +408,19 @@ class EngineWorker:
             job.on_done(outcome)
         except Exception:  # a front end's callback must not end the thread
             log.exception("an engine worker callback failed")
+
+
+def for_front_end(error: BaseException) -> BaseException:
+    """The error a job's Outcome carries: an InfillError as it is (the input's fault; its
+    message is for the user), anything else (out of memory, a timed-out or failing forward
+    pass, a bug) as an engine.types.ModelFailure saying so in one sentence, with the
+    original as its cause. The thread itself goes on with the next job."""
+    if isinstance(error, InfillError):
+        return error
+    failure = model_failure(error)
+    if failure is not error:
+        failure.__cause__ = error
+    return failure
 
 
 class LoopInbox:

@@ -15,7 +15,7 @@ from collections import deque
 from pathlib import Path
 from typing import IO, Any, Optional, Union
 
-from engine.types import InfillError, SamplerSettings, SettingsError, check_knobs
+from engine.types import InfillError, ModelFailure, SamplerSettings, SettingsError, check_knobs
 
 # The sampler knobs a batch line may carry, validated by the engine's one settings schema;
 # the batch contract caps max_tokens lower than the schema does.
@@ -125,7 +125,7 @@ def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None,
 def _line(item_id: Any, outcome: Any) -> dict[str, Any]:
     if outcome.result is not None:
         return {"id": item_id, **outcome.result.to_dict()}
-    if isinstance(outcome.error, InfillError):
+    if isinstance(outcome.error, (InfillError, ModelFailure)):  # messages meant for users
         return {"id": item_id, "error": str(outcome.error)}
     error = outcome.error
     return {"id": item_id, "error": f"internal error: {type(error).__name__}: {error}" if error else "the request did not run"}

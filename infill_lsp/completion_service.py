@@ -10,6 +10,10 @@ Every request, in order:
   4. the model, on the engine's worker thread, cancellable at every denoising pass. The
      engine gets the whole text around the cursor and the cross-file context apart, and
      decides the window itself (engine/window.py).
+
+Every suggestion is computed against one version of the document, the one the request
+found, and says which (`Suggestion.version`); when the document changed while the model
+ran, the answer is dropped (None): its position belongs to text that no longer exists.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from .cross_file import cross_file_context
 from .documents import DocumentStore
 from .engine_host import EngineHost, EngineUnavailable
 from .suggestion_cache import SuggestionCache
+from .text import TextDocument
 from .usage_stats import Stats
 
 
@@ -38,6 +43,19 @@ class Suggestion:
     text: str  # to insert at the cursor
     source: str  # "model" or "cache"
     at: types.Position  # the cursor, clamped into the document
+    version: int  # the document version every position here belongs to
+    line_before: str  # the cursor's line up to the cursor, in that version
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """What a request saw: the document object, its revision and version, and the text
+    of the cursor's line before the cursor."""
+
+    document: TextDocument
+    revision: int
+    version: int
+    line_before: str
 
 
 @dataclass(frozen=True)
@@ -79,14 +97,18 @@ class CompletionService:
         offset = document.offset_at(position, self._documents.encoding)
         prefix, suffix = document.text[:offset], document.text[offset:]
         at = document.position_at(offset, self._documents.encoding)
+        snapshot = _Snapshot(document, document.revision, document.version, prefix[document.line_starts[at.line]:])
 
         cancel = self._engine.supersede(("completion", uri))
         try:
+            if not prefix.strip() and not suffix.strip():  # nothing to complete around (an empty file)
+                self._stats.answered((time.perf_counter() - started) * 1000, shown=False)
+                return None
             hit = self._cache.lookup(uri, prefix, suffix)
             if hit is not None:
                 rest, entry = hit
                 self._stats.count("cache_hits")
-                return self._deliver(uri, rest, "cache", at, started)
+                return self._deliver(uri, rest, "cache", at, snapshot, started)
 
             settings = self._settings()
             if settings.debounce_ms > 0:
@@ -111,7 +133,10 @@ class CompletionService:
             answer = outcome.result
             if answer.stop_reason == "cancelled" or cancel.is_set():
                 return None
-            suggestion = self._deliver(uri, answer.middle, "model", at, started)
+            if not self._still_current(uri, snapshot):
+                self._stats.count("stale")
+                return None
+            suggestion = self._deliver(uri, answer.middle, "model", at, snapshot, started)
             if suggestion is not None:
                 self._cache.store(uri, prefix, suffix, answer.middle, suggestion.suggestion_id)
             return suggestion
@@ -149,13 +174,24 @@ class CompletionService:
         """The document closed: drop its cache and stop its work."""
         self._cache.forget(uri)
         self._engine.cancel(("completion", uri))
+        self._engine.forget(("completion", uri))
 
     # -- internals ----------------------------------------------------------------------
-    def _deliver(self, uri: str, text: str, source: str, at: types.Position, started: float) -> Suggestion | None:
+    def _still_current(self, uri: str, snapshot: "_Snapshot") -> bool:
+        """The document is the one (and at the revision) the request started from."""
+        try:
+            document = self._documents.get(uri)
+        except LookupError:  # closed meanwhile
+            return False
+        return document is snapshot.document and document.revision == snapshot.revision
+
+    def _deliver(
+        self, uri: str, text: str, source: str, at: types.Position, snapshot: "_Snapshot", started: float
+    ) -> Suggestion | None:
         self._stats.answered((time.perf_counter() - started) * 1000, shown=bool(text))
         if not text:
             return None
-        suggestion = Suggestion(f"s{next(self._ids)}", text, source, at)
+        suggestion = Suggestion(f"s{next(self._ids)}", text, source, at, snapshot.version, snapshot.line_before)
         self._shown[suggestion.suggestion_id] = _Shown(uri, len(text), source)
         while len(self._shown) > 512:
             self._shown.popitem(last=False)

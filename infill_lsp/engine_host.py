@@ -13,6 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Hashable, Optional, Union
 
+from engine.model_dir_watch import ModelDirWatch
 from engine.types import InfillError
 from engine.worker import EngineWorker, InfillCall, Job, NextEditCall, Outcome
 
@@ -30,8 +31,12 @@ class EngineHost:
         self._engine: Any = None
         self._ready: asyncio.Future[Any] | None = None
         self._load_generation = 0
+        self._installed_generation = 0  # the load whose engine is in use
+        self._loads_in_flight = 0
+        self._superseded: tuple[int, Any, str | None] | None = None  # an older load's engine, in reserve
         self._model_dir: str | None = None
         self._loading_dir: str | None = None
+        self.dir_watch: ModelDirWatch | None = None  # the loaded model's directory, watched for changes
         self.worker = EngineWorker(None, name="infill-engine")  # gets the engine once it is loaded
         self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-load")
 
@@ -52,10 +57,14 @@ class EngineHost:
         """Load (or reload) the model; returns its name. Raises EngineUnavailable.
 
         Requests arriving meanwhile wait on `wait_ready`; a newer load supersedes this one.
+        A newer load that fails does not cost the model an older one is still loading (a
+        bad modelDir setting sent during the first load used to leave no model at all):
+        the older one is installed when it arrives, and a loaded model keeps serving.
         """
         loop = asyncio.get_running_loop()
         self._load_generation += 1
         generation = self._load_generation
+        self._loads_in_flight += 1
         self._loading_dir = model_dir
         if self._ready is None or self._ready.done():
             self._ready = loop.create_future()
@@ -63,20 +72,38 @@ class EngineHost:
         try:
             engine = await loop.run_in_executor(self._loader, _load_engine, model_dir)
         except EngineUnavailable as error:
-            if generation == self._load_generation and not ready.done():
+            self._loads_in_flight -= 1
+            if generation == self._load_generation and self._superseded is not None:
+                self._install(*self._superseded)  # an older load that succeeded meanwhile
+            if not ready.done() and self._loads_in_flight == 0:
                 if self._engine is None:
                     ready.set_exception(error)
                     ready.exception()  # mark retrieved: waiters re-raise it themselves
                 else:
                     ready.set_result(self._engine)  # keep serving with the old model
             raise
+        self._loads_in_flight -= 1
         if generation == self._load_generation:
-            self._engine = engine
-            self.worker.engine = engine  # the next job runs on the new model
-            self._model_dir = model_dir
-            if not ready.done():
-                ready.set_result(engine)
+            self._install(generation, engine, model_dir)
+        elif generation > self._installed_generation:
+            self._superseded = (generation, engine, model_dir)  # kept in case the newer load fails
+        if self._engine is not None and not ready.done() and (
+            generation == self._load_generation or self._loads_in_flight == 0
+        ):
+            ready.set_result(self._engine)
         return str(getattr(engine, "model_name", "model"))
+
+    def _install(self, generation: int, engine: Any, model_dir: str | None) -> None:
+        self._engine, self._model_dir, self._installed_generation = engine, model_dir, generation
+        self.worker.engine = engine  # the next job runs on the new model
+        self._superseded = None
+        model_dir_path = getattr(engine, "model_dir", None)
+        self.dir_watch = ModelDirWatch(model_dir_path) if model_dir_path is not None else None
+
+    def model_dir_notice(self) -> str | None:
+        """One line when the loaded model's directory disappeared or was replaced since the
+        last notice (checked at most every few seconds; the model keeps serving)."""
+        return self.dir_watch.check() if self.dir_watch is not None else None
 
     async def wait_ready(self) -> Any:
         """The engine, once loaded. Raises EngineUnavailable when loading failed."""
@@ -92,6 +119,10 @@ class EngineHost:
 
     def cancel(self, key: Hashable) -> None:
         self.worker.cancel(GROUP, key)
+
+    def forget(self, key: Hashable) -> None:
+        """`key` is over (its document closed): drop the engine's cached context for it."""
+        self.worker.forget(GROUP, key)
 
     async def run(self, key: Hashable, call: Union[InfillCall, NextEditCall], cancel: threading.Event, on_outcome: Optional[Callable[[Outcome], None]] = None) -> Outcome:
         """Run `call` on the worker once the model is ready. If the awaiting task is

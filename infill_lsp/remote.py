@@ -137,6 +137,10 @@ class RemoteEngineHost:
                 self._first_load.set_result(None)
         return str(self.model_name)
 
+    def model_dir_notice(self) -> None:
+        """No local model directory to watch (EngineHost has one)."""
+        return None
+
     async def wait_ready(self) -> Any:
         raise EngineUnavailable("next edits need a local model; with --remote only completions are served")
 
@@ -154,6 +158,9 @@ class RemoteEngineHost:
         token = self._tokens.pop(key, None)
         if token is not None:
             token.set()
+
+    def forget(self, key: Hashable) -> None:
+        """Nothing cached here for `key` (the remote server forgets each request's context)."""
 
     def close(self) -> None:
         client, self._client = self._client, None

@@ -23,6 +23,8 @@ from typing import Any, Mapping
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from engine.types import ModelFailure
+
 from .completion_service import CompletionService, Suggestion
 from .config import LspSettings, check_sampler_overrides, parse_settings
 from .documents import DocumentStore, UnknownDocument
@@ -30,6 +32,8 @@ from .edit_history import EditHistory
 from .engine_host import EngineHost, EngineUnavailable
 from .lsp_protocol import InfillProtocol
 from .remote import RemoteConfig, RemoteEngineHost, check_url, read_token
+from . import redaction
+from .transport import serve_stdio, serve_tcp
 from .usage_stats import Stats
 
 __version__ = "0.1.0"
@@ -75,20 +79,42 @@ class InfillServer(LanguageServer):
         )
         self._last_popup = 0.0
         self._unavailable_shown: str | None = None  # the engine problem the user was last told of
+        self._reported_problems: set[str] = set()  # settings problems already told, each once
+        self._told_once: set[str] = set()  # "no model" lines already told since the last load
         self.load_started = False  # set once the client said 'initialized'
+        self.protocol.on_client_mistake = self._log_client_mistake
         from . import handlers
 
         handlers.register_all(self)
+
+    # -- transports: our read loop (infill_lsp/transport.py) instead of pygls' ---------------
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> int:  # type: ignore[override]
+        return serve_stdio(self, stdin, stdout)
+
+    def start_tcp(self, host: str, port: int) -> int:  # type: ignore[override]
+        return serve_tcp(self, host, port)
 
     # -- messages to the user -----------------------------------------------------------
     def tell_log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         log.log(logging.WARNING if kind <= types.MessageType.Warning else logging.INFO, message)
         self.window_log_message(types.LogMessageParams(type=kind, message=f"infill: {message}"))
 
+    def tell_log_once(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        """`tell_log`, but each message only once until a model loads (a missing model
+        would otherwise be reported again on every keystroke)."""
+        if message in self._told_once:
+            return
+        self._told_once.add(message)
+        self.tell_log(message, kind)
+
     def tell_user(self, message: str, kind: types.MessageType = types.MessageType.Error) -> None:
         """A popup for things the user must act on (bad model dir, bad settings)."""
         self.tell_log(message, kind)
         self.window_show_message(types.ShowMessageParams(type=kind, message=f"infill: {message}"))
+
+    def _log_client_mistake(self, line: str) -> None:
+        # The client's log (an output channel), never a popup: the user cannot act on it.
+        self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"infill: client error: {line}"))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         if isinstance(error, json.JSONDecodeError):
@@ -118,10 +144,26 @@ class InfillServer(LanguageServer):
         model_changed = settings.model_dir != self.settings.model_dir
         self.settings = settings
         self.sampler_overrides = overrides
-        for problem in problems:
-            self.tell_user(f"setting ignored ({origin}): {problem}", types.MessageType.Warning)
+        # Values under keys the user wrote are the user's to fix (a popup, once); a settings
+        # payload that is not even an object is the client's doing (a log line, once).
+        self._report_setting_problems(problems, origin, user_values=raw is None or isinstance(raw, Mapping))
         if model_changed and self.load_started:
             asyncio.ensure_future(self.load_model())
+
+    def _report_setting_problems(self, problems: list[str], origin: str, user_values: bool) -> None:
+        """Each rejected setting once per session (clients resend their whole settings on
+        every change): a popup when it is a value the user set, else a log line."""
+        for problem in problems:
+            if problem in self._reported_problems:
+                continue
+            if len(self._reported_problems) >= 1000:  # a client inventing new bad values forever
+                self._reported_problems.clear()
+            self._reported_problems.add(problem)
+            message = f"setting ignored ({origin}): {problem}"
+            if user_values:
+                self.tell_user(message, types.MessageType.Warning)
+            else:
+                self.tell_log(message, types.MessageType.Warning)
 
     async def load_model(self) -> None:
         """Load the model in the background, reporting through $/progress when the client
@@ -151,6 +193,7 @@ class InfillServer(LanguageServer):
             self._unavailable_shown = str(error)
         else:
             outcome = f"model {name} ready in {time.perf_counter() - started:.1f} s"
+            self._told_once.clear()
             self.tell_log(outcome)
         if progress:
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=outcome))
@@ -158,6 +201,9 @@ class InfillServer(LanguageServer):
     # -- the shared path of inline completion and completion ----------------------------
     async def suggest(self, uri: str, position: types.Position) -> Suggestion | None:
         """A suggestion, or None; problems go to the log/popup, never to a crash."""
+        notice = self.engine.model_dir_notice()
+        if notice is not None:  # the model on disk is no longer the one serving: say so, once
+            self.tell_user(notice, types.MessageType.Warning)
         try:
             suggestion = await self.completions.suggest(uri, position)
             self._unavailable_shown = None  # working again: a later failure is news
@@ -168,7 +214,14 @@ class InfillServer(LanguageServer):
             self.report_unavailable(error)
         except asyncio.CancelledError:
             raise
+        except ModelFailure as error:  # out of memory, a failed forward pass: this request only (the worker logged it)
+            self.stats.count("model_failures" if error.retryable else "errors")
+            self.tell_log(f"no completion: {error}", types.MessageType.Warning)
+            return None
         except Exception as error:  # an engine bug must not take the server down
+            if type(error).__name__ == "InfillError":  # the engine refused this input, in one line
+                self.tell_log(f"no completion: {error}", types.MessageType.Info)
+                return None
             log.exception("completion failed")
             self.stats.count("errors")
             self.tell_log(f"completion failed: {type(error).__name__}: {error}", types.MessageType.Error)
@@ -184,7 +237,7 @@ class InfillServer(LanguageServer):
             self._unavailable_shown = message
             self.tell_user(f"no completions: {message}", types.MessageType.Warning)
         else:
-            self.tell_log(f"no completion: {message}", types.MessageType.Warning)
+            self.tell_log_once(f"no completion: {message}", types.MessageType.Warning)
 
 
 def _supports_progress(server: InfillServer) -> bool:
@@ -260,18 +313,18 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("pygls").setLevel(logging.WARNING if not args.log_file else logging.INFO)
     for name in ("httpx", "httpcore"):  # their debug lines describe requests; keep them out of our log
         logging.getLogger(name).setLevel(logging.WARNING)
+    if remote is not None and remote.token:
+        redaction.protect(remote.token)
     for name in ("pygls.io_", "pygls.server"):  # the logger pygls reads messages with
         logging.getLogger(name).addFilter(_NoTracebackForClientJson())
     server = InfillServer(model_dir=args.model, remote=remote)
     try:
         if args.tcp:
             print(f"infill lsp: listening on {args.host}:{args.port}", file=sys.stderr, flush=True)
-            server.start_tcp(args.host, args.port)
-        else:
-            server.start_io()
+            return server.start_tcp(args.host, args.port)
+        return server.start_io()
     finally:
         server.engine.close()
-    return 0
 
 
 if __name__ == "__main__":

@@ -17,13 +17,15 @@ UTF8 = types.PositionEncodingKind.Utf8.value
 UTF16 = types.PositionEncodingKind.Utf16.value
 UTF32 = types.PositionEncodingKind.Utf32.value
 
+
 class TextDocument:
     """One open document: its text and the index that maps positions to offsets."""
 
     def __init__(self, uri: str, language_id: str, version: int, text: str) -> None:
         self.uri = uri
         self.language_id = language_id
-        self.version = version
+        self.version = version  # the client's number for this text (LSP says it grows; not trusted to)
+        self.revision = 0  # ours: grows by one with every change, whatever version says
         self._index = TextIndex(text, ANY_BREAK)
 
     def __repr__(self) -> str:
@@ -75,3 +77,4 @@ class TextDocument:
             self.text = self.text[:start] + change.text + self.text[end:]
         else:
             self.text = change.text
+        self.revision += 1

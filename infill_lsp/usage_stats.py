@@ -20,7 +20,7 @@ def percentile(samples: list[float], fraction: float) -> float | None:
 OUTCOMES = (
     "requests", "shown", "empty", "accepted", "cache_hits", "superseded_before_model",
     "cancelled_by_client", "cancelled_during_model", "model_runs", "forwards",
-    "model_unavailable", "errors",
+    "model_unavailable", "errors", "model_failures", "stale",
 )
 
 

@@ -57,7 +57,7 @@ async def closed_with(ws: ClientConnection) -> int:
     with pytest.raises(ConnectionClosed) as info:
         while True:
             await asyncio.wait_for(ws.recv(), TIMEOUT)
-    assert info.value.rcvd is not None, "closed without a close frame"
+    assert info.value.rcvd is not None, f"closed without a close frame: {info.value!r}"
     return info.value.rcvd.code
 
 
@@ -208,3 +208,33 @@ def test_serve_main_reports_a_missing_model_dir_without_a_traceback(tmp_path: An
     assert err.startswith("infill serve: ") and "Traceback" not in err
     assert main(["--port", "70000"]) == 2
     assert main(["--token", "short"]) == 2
+
+
+def test_a_client_that_never_reads_is_closed_4008_and_its_connection_freed(tiny_engine: Any) -> None:
+    """Nothing read at all (a tiny receive buffer, no pongs): the server's keepalive ping
+    goes unanswered and the connection is closed with 4008, also when the kernel's
+    buffers swallow every frame (websockets' own keepalive would close with 1011, and its
+    ping could wait forever behind unread frames)."""
+    import socket
+
+    limits = Limits(keepalive_seconds=1.0, send_stall_seconds=5.0)
+    with ServerThread(tiny_engine, LiveConfig(port=0, token="correct-horse-battery", limits=limits)) as server:
+        async def scenario() -> None:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.setblocking(False)
+            await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
+            ws = await connect(server.websocket_url, sock=sock, max_queue=1, ping_interval=None, close_timeout=2)
+            await ws.send(open_message("s", server.token, "def f():\n    \n"))
+            for index in range(20):
+                await ws.send(json.dumps({"type": "infill", "session": "s", "id": index, "settings": {"max_tokens": 64},
+                                          "range": {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 4}}}))
+            await asyncio.sleep(3.0)  # reads nothing: the ping at 1 s is unanswered at 2 s
+            assert await closed_with(ws) == 4008  # reading again within the close window shows why
+            deadline = asyncio.get_running_loop().time() + 10
+            while server.connections and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.05)
+            assert server.connections == 0 and server.sessions_open == 0
+            await still_serves(server)
+
+        asyncio.run(scenario())

@@ -55,3 +55,17 @@ def test_special_token_strings_in_user_text_stay_text(tok):
 def test_special_tokens_are_distinct(tok):
     assert len({tok.mask_id, tok.eom_id, tok.pad_id, tok.bos_id}) == 4
     assert tok.decode([tok.mask_id, tok.eom_id]) == ""
+
+
+def test_lone_surrogates_are_replaced_one_for_one_before_the_model_sees_them(tiny_engine) -> None:
+    # JSON's "\udc80" escape gives Python a lone surrogate, which neither the tokenizer nor
+    # tree-sitter accepts (the LSP server used to fail every completion near one).
+    from engine.next_edit import next_edit
+    from engine.tokenizer import replace_lone_surrogates
+
+    assert replace_lone_surrogates("a\udc80b\ud800") == "a\ufffdb\ufffd"
+    assert replace_lone_surrogates("emoji 😀 stays") == "emoji 😀 stays"
+    result = tiny_engine.infill("name = '\udc80'\ndef f(x):\n    return ", "\n", language="python", max_tokens=3)
+    assert isinstance(result.middle, str)
+    edits = next_edit(tiny_engine, "a = '\udc80'\nb = a\n", 0, [("a = 1\n", "a = '\udc80'\n")])
+    assert isinstance(edits.edits, list)

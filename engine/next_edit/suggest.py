@@ -38,6 +38,7 @@ import torch
 from engine.next_edit.replay import Pattern, Proposal, changed_region, patterns_from, replay
 from engine.sampler import rewrites
 from engine.text import NEWLINE, UTF32, TextIndex
+from engine.tokenizer import replace_lone_surrogates
 from engine.types import InfillError, check_knobs, knob
 
 MAX_DOCUMENT_CHARS = 4_000_000
@@ -356,8 +357,10 @@ def next_edit(
     if len(document) > MAX_DOCUMENT_CHARS:
         raise InfillError(f"document too large: {len(document):,} characters (limit {MAX_DOCUMENT_CHARS:,})")
     settings = NextEditLimits().replace(**limits)
+    document = replace_lone_surrogates(document)
     offset = _cursor_offset(document, cursor)
-    entries = normalize_history(history)
+    entries = [HistoryEntry(replace_lone_surrogates(e.before), replace_lone_surrogates(e.after))
+               for e in normalize_history(history)]
     window = window_bounds(document, offset, settings.lines_before, settings.lines_after)
     if settings.mode == "model":
         scored, forwards = _model_edits(eng, document, entries, window, settings)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import accept, completion, configuration, inline_completion, lifecycle, next_edit, stats, text_sync
+from . import accept, completion, configuration, document_state, inline_completion, lifecycle, next_edit, stats, text_sync
 
 if TYPE_CHECKING:
     from ..server import InfillServer
 
-FEATURES = (lifecycle, text_sync, configuration, inline_completion, completion, accept, next_edit, stats)
+FEATURES = (lifecycle, text_sync, configuration, inline_completion, completion, accept, next_edit, stats, document_state)
 
 
 def register_all(server: "InfillServer") -> None:

@@ -14,7 +14,13 @@ ACCEPT_COMMAND = "infill.accept"
 
 
 def accept_command(suggestion: Suggestion) -> types.Command:
-    return types.Command(title="Accept infill suggestion", command=ACCEPT_COMMAND, arguments=[suggestion.suggestion_id])
+    # The second argument names the document version the suggestion belongs to: an inline
+    # completion item has no other field to say it in.
+    return types.Command(
+        title="Accept infill suggestion",
+        command=ACCEPT_COMMAND,
+        arguments=[suggestion.suggestion_id, {"version": suggestion.version}],
+    )
 
 
 def register(server: "InfillServer") -> None:

@@ -2,6 +2,8 @@
 
 One item whose edit spans the identifier being typed, so that clients which filter
 items by the word before the cursor keep it: the label/filter text start with that word.
+The edit's range and text come from the one document version the suggestion was computed
+on, which the item names in `data.version`.
 """
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from engine.text import units_in
 from .accept import accept_command
 
 if TYPE_CHECKING:
@@ -26,7 +29,11 @@ def register(server: "InfillServer") -> None:
         empty = types.CompletionList(is_incomplete=True, items=[])
         if suggestion is None:
             return empty
-        word, word_start = _word_before(ls, params.text_document.uri, suggestion.at)
+        # Both ends of the edit come from the text the suggestion was computed on.
+        word = _identifier_tail(suggestion.line_before)
+        word_start = types.Position(
+            line=suggestion.at.line, character=suggestion.at.character - units_in(word, ls.documents.encoding)
+        )
         new_text = word + suggestion.text
         first_line = new_text.split("\n", 1)[0]
         label = first_line if len(first_line) <= _LABEL_CHARS else first_line[: _LABEL_CHARS - 1] + "…"
@@ -43,17 +50,14 @@ def register(server: "InfillServer") -> None:
             insert_text_format=types.InsertTextFormat.PlainText,
             text_edit=types.TextEdit(range=types.Range(start=word_start, end=suggestion.at), new_text=new_text),
             command=accept_command(suggestion),
+            data={"uri": params.text_document.uri, "version": suggestion.version},
         )
         return types.CompletionList(is_incomplete=True, items=[item])
 
 
-def _word_before(ls: "InfillServer", uri: str, at: types.Position) -> tuple[str, types.Position]:
-    """The identifier characters right before `at` on its line, and where they start."""
-    document = ls.documents.get(uri)
-    encoding = ls.documents.encoding
-    offset = document.offset_at(at, encoding)
-    line_start = document.line_starts[at.line] if at.line < document.line_count else offset
-    start = offset
-    while start > line_start and (document.text[start - 1].isalnum() or document.text[start - 1] == "_"):
+def _identifier_tail(line_before: str) -> str:
+    """The identifier characters at the end of `line_before` (the word being typed)."""
+    start = len(line_before)
+    while start > 0 and (line_before[start - 1].isalnum() or line_before[start - 1] == "_"):
         start -= 1
-    return document.text[start:offset], document.position_at(start, encoding)
+    return line_before[start:]

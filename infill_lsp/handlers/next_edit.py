@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from engine.types import InfillError
+from engine.types import InfillError, ModelFailure
 from engine.worker import NextEditCall
 
 from ..documents import UnknownDocument
@@ -105,11 +105,15 @@ def register(server: "InfillServer") -> None:
             ls.stats.count("next_edit_shown" if edits else "next_edit_empty")
             return {"edits": edits, "version": at_version, "ms": round((time.perf_counter() - started) * 1000, 1)}
         except EngineUnavailable as error:
-            ls.tell_log(f"no next edit: {error}", types.MessageType.Warning)
+            ls.tell_log_once(f"no next edit: {error}", types.MessageType.Warning)
             return _empty(version, "model unavailable")
         except asyncio.CancelledError:
             cancel.set()
             raise
+        except ModelFailure as error:  # out of memory, a failed forward pass: this request only (worker logged it)
+            ls.stats.count("model_failures" if error.retryable else "errors")
+            ls.tell_log(f"no next edit: {error}", types.MessageType.Warning)
+            return _empty(version, "model failed")
         except Exception as error:  # a bad limit (InfillError) or an engine bug: log it, answer nothing
             if not isinstance(error, InfillError):
                 log.exception("next edit failed")

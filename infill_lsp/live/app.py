@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from engine.types import InfillError
+from engine.types import InfillError, ModelFailure
 from engine.worker import InfillCall, Job, Outcome
 
 from . import openai_api as api
@@ -144,6 +144,7 @@ class EngineCall:
         if not self.finished:
             self.hub.worker.cancel(self.job.group, KEY)
             self.hub.counters["http_cancelled"] += 1
+        self.hub.worker.forget(self.job.group, KEY)  # a request is a group of its own: nothing reuses its context
 
     def prompt_tokens(self) -> int:
         """Tokens of the window the model reads (BOS, prefix tail, suffix head)."""
@@ -160,10 +161,13 @@ def _result(call: EngineCall, outcome: Outcome) -> dict[str, Any]:
         return result_payload(outcome.result, call.job)
     if isinstance(outcome.error, InfillError):  # the input's fault; its message is meant for users
         raise api.ApiError(400, str(outcome.error), code="engine_refused")
+    if isinstance(outcome.error, ModelFailure) and outcome.error.retryable:  # out of memory, timed out: retry
+        raise api.ApiError(503, str(outcome.error), kind="server_error", code="model_failed")
     if outcome.cancelled:
         raise api.ApiError(503, "the request was cancelled: the server is shutting down", kind="server_error",
                            code="cancelled")
-    raise api.ApiError(500, "the engine failed; see the server log", kind="server_error", code="internal_error")
+    message = str(outcome.error) if isinstance(outcome.error, ModelFailure) else "the engine failed; see the server log"
+    raise api.ApiError(500, message, kind="server_error", code="internal_error")
 
 
 def _figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +194,7 @@ async def completions(hub: Hub, request: Request) -> Response:
     except api.ApiError as error:
         hub.counters[f"http_{error.status}"] += 1
         return error_response(error)
+    hub.check_model_dir()
     call = EngineCall(hub, parsed)
     call.start()
     meta = {"completion_id": f"cmpl-{secrets.token_hex(12)}", "created": int(time.time()), "model": hub.model_name}

@@ -12,7 +12,7 @@ import json
 import logging
 from typing import Any, Optional, Protocol, Union
 
-from engine.types import InfillError
+from engine.types import InfillError, ModelFailure
 from engine.worker import EngineWorker, InfillCall, Job, LoopInbox, Outcome
 
 from . import protocol as p
@@ -39,6 +39,9 @@ class Hub(Protocol):
     def token_ok(self, token: Optional[str]) -> bool: ...
     def reserve_session(self) -> bool: ...
     def release_session(self) -> None: ...
+    def start_live_request(self, replacing: bool) -> bool: ...
+    def end_live_request(self) -> None: ...
+    def check_model_dir(self) -> None: ...
 
 
 class LiveConnection:
@@ -89,7 +92,7 @@ class LiveConnection:
             log.warning("closing a live connection that stopped reading: %s", exc)
             self.closing = True
             self._close_task = self.loop.create_task(
-                self.ws.close(p.CLOSE_TOO_SLOW, "client too slow: frame backlog overflowed"))
+                self._close_in_time(p.CLOSE_TOO_SLOW, "client too slow: frame backlog overflowed"))
 
     def close_after_flush(self, code: int, reason: str) -> None:
         if self.closing:
@@ -103,10 +106,28 @@ class LiveConnection:
             while True:
                 frame = await self.outbox.get()
                 if frame["type"] == _CLOSE_MARK:
-                    await self.ws.close(frame["code"], frame["reason"])
+                    await self._close_in_time(frame["code"], frame["reason"])
                     return
-                await self.ws.send(_dumps(frame))
+                try:
+                    # A client that reads nothing stalls this send for good: give up after a while.
+                    await asyncio.wait_for(self.ws.send(_dumps(frame)), self.limits.send_stall_seconds)
+                except asyncio.TimeoutError:
+                    log.warning("closing a live connection that stopped reading: a frame waited %g s to be sent",
+                                self.limits.send_stall_seconds)
+                    self.closing = True
+                    await self._close_in_time(p.CLOSE_TOO_SLOW, "client too slow: nothing read for "
+                                              f"{self.limits.send_stall_seconds:g} s")
+                    return
         except ChannelClosed:
+            pass
+
+    async def _close_in_time(self, code: int, reason: str) -> None:
+        """Close with `code`. The close frame waits behind unread data: a client that still
+        reads nothing is dropped by the server's keepalive (infill_lsp/live/ws_protocol.py),
+        so this gives up waiting after a while rather than hold the connection's task."""
+        try:
+            await asyncio.wait_for(self.ws.close(code, reason), self.limits.send_stall_seconds)
+        except (asyncio.TimeoutError, ChannelClosed):
             pass
 
     # -- incoming -------------------------------------------------------------------------
@@ -184,15 +205,27 @@ class LiveConnection:
         except p.ProtocolError as err:
             err.request_id = message.request_id
             raise
+        # Load shedding: past max_live_requests the request is refused now, with nothing
+        # changed, rather than queued behind a backlog that only grows.
+        if not self.hub.start_live_request(replacing=session.active is not None):
+            raise p.ProtocolError(p.E_BUSY, f"the server is busy: {self.limits.max_live_requests} requests are queued "
+                                  "or running, the most it takes; retry shortly", session=session.id,
+                                  request_id=message.request_id)
+        self.hub.check_model_dir()
         self._cancel_active(session, "superseded")
         # The whole text around the range: the engine decides the window (engine/window.py).
         text = session.document.text
         call = InfillCall(text[:start], text[end:], session.language, {**session.settings, **message.settings})
         job = Job(id(self), session.id, call, self.hub.worker.supersede(id(self), session.id))
         job.on_step = lambda step: self._post(job, "step", step)
-        job.on_done = lambda outcome: self._post(job, "done", outcome)
+        job.on_done = lambda outcome: self._job_done(job, outcome)
         session.active = ActiveRequest(job, message.request_id, message.range, session.document.version)
-        self.hub.worker.submit(job)
+        try:
+            self.hub.worker.submit(job)
+        except RuntimeError:  # the worker is closed: the server is shutting down
+            self.hub.end_live_request()
+            session.active = None
+            raise
         self.send({"type": "queued", "session": session.id, "id": message.request_id,
                    "pending": self.hub.worker.pending()})
 
@@ -209,6 +242,7 @@ class LiveConnection:
         session = self._session(session_id)
         self._cancel_active(session, "close")
         del self.sessions[session_id]
+        self.hub.worker.forget(id(self), session_id)  # its cached context is of no more use
         self.hub.release_session()
         self.send({"type": "closed", "session": session_id})
 
@@ -217,10 +251,16 @@ class LiveConnection:
             if session.active is not None:
                 self.hub.worker.cancel(id(self), session.id)
                 session.active = None
+            self.hub.worker.forget(id(self), session.id)
             self.hub.release_session()
         self.sessions.clear()
 
     # -- from the engine thread ---------------------------------------------------------------
+
+    def _job_done(self, job: Job, outcome: Outcome) -> None:
+        """The worker's one on_done per job (worker thread): free its place, hand it off."""
+        self.hub.end_live_request()
+        self._post(job, "done", outcome)
 
     def _post(self, job: Job, kind: str, payload: Any) -> None:
         """Called on the engine worker's thread: hand the event to the loop, never block."""
@@ -241,9 +281,12 @@ class LiveConnection:
                        "range": active.range.to_json(), **result_payload(outcome.result, job)})
         elif isinstance(outcome.error, InfillError):  # its message is meant for users
             self.send(p.error_frame(p.E_ENGINE, str(outcome.error), session=session.id, request_id=active.request_id))
-        else:  # an engine bug (logged by the worker) or a run that never produced a result
-            self.send(p.error_frame(p.E_INTERNAL, "the engine failed; see the server log", session=session.id,
+        elif isinstance(outcome.error, ModelFailure) and outcome.error.retryable:  # out of memory, timed out
+            self.send(p.error_frame(p.E_MODEL_FAILED, str(outcome.error), session=session.id,
                                     request_id=active.request_id))
+        else:  # an engine bug (logged by the worker) or a run that never produced a result
+            message = str(outcome.error) if isinstance(outcome.error, ModelFailure) else "the engine failed; see the server log"
+            self.send(p.error_frame(p.E_INTERNAL, message, session=session.id, request_id=active.request_id))
 
 def _dumps(frame: dict[str, Any]) -> str:
     return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))

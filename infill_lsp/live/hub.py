@@ -9,17 +9,23 @@ Model work of live sessions and HTTP completions alike runs on the hub's engine 
 from __future__ import annotations
 
 import hmac
+import logging
 import itertools
 import os
 import socket
+import threading
 from collections import Counter
 from typing import Any, Optional
 
+from engine.model_dir_watch import ModelDirWatch
 from engine.worker import EngineWorker, LoopInbox
 
 from .channel import Channel
 from .limits import Limits
 from .pages import OriginPolicy
+
+
+log = logging.getLogger("infill.live")
 
 
 def default_replica_id() -> str:
@@ -44,13 +50,31 @@ class Hub:
         self.connections = 0
         self.channels: set[Channel] = set()  # open live sockets, closed with 1001 at shutdown
         self.http_in_flight = 0
+        self.live_in_flight = 0  # live infill jobs submitted and not yet done (ended on the worker thread)
+        self._live_lock = threading.Lock()
         self.counters: Counter[str] = Counter()  # http_* figures, for /health
         self._http_ids = itertools.count(1)
+        model_dir = getattr(engine, "model_dir", None)
+        self.dir_watch = ModelDirWatch(model_dir) if model_dir is not None else None
+        self.model_dir_notice: Optional[str] = None  # the last change of the model directory, for /health
 
     # -- what a live connection needs (connection.Hub) ---------------------------------
 
     def token_ok(self, token: Optional[str]) -> bool:
-        return token is not None and hmac.compare_digest(token.encode(), self.token.encode())
+        # Constant time (hmac.compare_digest); surrogatepass: a JSON "\udc80" in a guess
+        # must be refused like any wrong token, not raise.
+        if not isinstance(token, str):
+            return False
+        return hmac.compare_digest(token.encode("utf-8", "surrogatepass"), self.token.encode("utf-8", "surrogatepass"))
+
+    def check_model_dir(self) -> None:
+        """Called with every model request (a few stat calls at most every 5 s): a model
+        directory that disappeared or was replaced is logged once per change and shown by
+        /health; the model loaded from it keeps serving."""
+        notice = self.dir_watch.check() if self.dir_watch is not None else None
+        if notice is not None:
+            log.warning("%s", notice)
+            self.model_dir_notice = notice
 
     def reserve_session(self) -> bool:
         if self.sessions_open >= self.limits.max_sessions_total:
@@ -60,6 +84,21 @@ class Hub:
 
     def release_session(self) -> None:
         self.sessions_open -= 1
+
+    def start_live_request(self, replacing: bool) -> bool:
+        """Room for one more live infill? Refused (the caller answers `server_busy`) once
+        `max_live_requests` are queued or running, unless it replaces its session's
+        running request, which it cancels: the queue stays bounded either way."""
+        with self._live_lock:
+            if self.live_in_flight >= self.limits.max_live_requests and not replacing:
+                return False
+            self.live_in_flight += 1
+            return True
+
+    def end_live_request(self) -> None:
+        """A live infill job ended (any thread: the worker calls its on_done)."""
+        with self._live_lock:
+            self.live_in_flight -= 1
 
     # -- HTTP requests --------------------------------------------------------------------
 
@@ -71,8 +110,11 @@ class Hub:
         body: dict[str, Any] = {"status": "ok"}
         if detailed:
             body.update({"model": self.model_name, "replica": self.replica_id, "pending": self.worker.pending(),
-                         "http_in_flight": self.http_in_flight, "live_connections": self.connections,
+                         "http_in_flight": self.http_in_flight,
+                         "live_in_flight": self.live_in_flight, "live_connections": self.connections,
                          "completed": self.worker.completed, "counters": dict(self.counters)})
+            if self.model_dir_notice is not None:
+                body["model_dir"] = self.model_dir_notice
         return body
 
     # -- lifecycle ------------------------------------------------------------------------

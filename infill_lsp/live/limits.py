@@ -14,10 +14,13 @@ class Limits:
     max_sessions_total: int = 1024
     max_connections: int = 256  # further handshakes get HTTP 503
     max_http_requests: int = 256  # completions queued or running at once; further ones get HTTP 429
+    max_live_requests: int = 256  # live infills queued or running at once; further ones get `server_busy`
     messages_per_second: float = 40.0  # sustained rate per connection
     message_burst: int = 80  # how many messages may arrive at once before the rate applies
     rate_strikes_before_close: int = 50  # refused messages in a row before closing with 4029
     max_backlog_frames: int = 512  # unsent non-coalescable frames before closing with 4008
+    send_stall_seconds: float = 15.0  # a frame that cannot be sent this long (nothing read): 4008, then drop
+    keepalive_seconds: float = 20.0  # ping period; no pong within as long: 4008 (the client stopped reading)
     max_request_tokens: int = 256  # cap on a request's max_tokens
 
     def public(self) -> dict[str, Any]:

@@ -39,6 +39,8 @@ E_OUT_OF_RANGE = "out_of_range"
 E_TOO_LARGE = "too_large"
 E_BAD_SETTINGS = "bad_settings"
 E_ENGINE = "engine_error"
+E_MODEL_FAILED = "model_failed"  # out of memory or a timed-out forward pass: this request only, retry
+E_BUSY = "server_busy"  # as many requests queued or running as the server takes: retry shortly
 E_INTERNAL = "internal_error"
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")

@@ -23,11 +23,13 @@ import uvicorn
 
 from engine.types import InfillError
 
+from .. import redaction
 from . import pages
 from .app import build_app
 from .hub import Hub
 from .limits import Limits
 from .protocol import CLOSE_GOING_AWAY, PROTOCOL_VERSION, WEBSOCKET_PATH
+from .ws_protocol import LiveWebSocketProtocol
 
 log = logging.getLogger("infill.live")
 
@@ -97,7 +99,9 @@ class LiveServer(Hub):
         self._socket = bind_socket(self.config.host, self.config.port)
         self.origins = pages.OriginPolicy.build(self.config.host, self.port, self.config.allowed_origins)
         config = uvicorn.Config(
-            build_app(self), ws="websockets-sansio", ws_max_size=self.limits.max_message_bytes,
+            # A client that answers no ping for keepalive_seconds is closed with 4008 (ws_protocol.py).
+            build_app(self), ws=LiveWebSocketProtocol, ws_max_size=self.limits.max_message_bytes,
+            ws_ping_interval=self.limits.keepalive_seconds, ws_ping_timeout=self.limits.keepalive_seconds,
             ws_per_message_deflate=False,  # loopback: deflate would only spend CPU the engine needs
             lifespan="off", log_level=logging.WARNING, access_log=False, server_header=False,
             timeout_graceful_shutdown=5, limit_concurrency=self.limits.max_connections + self.limits.max_http_requests)
@@ -183,6 +187,8 @@ def main(argv: list[str]) -> int:
                      message_burst=max(1, int(args.rate * 2)))
     config = LiveConfig(host=args.host, port=args.port, token=args.token,
                         allowed_origins=tuple(args.allow_origin), limits=limits, max_batch=args.max_batch)
+    if args.token is not None:
+        redaction.protect(args.token)
     scale_out = (args.replicas, args.ray_address, args.min_replicas, args.max_replicas)
     if any(value is not None for value in scale_out):
         from .cluster import ClusterOptions  # no Ray import here: cluster.py imports it when it deploys
@@ -199,8 +205,10 @@ def main(argv: list[str]) -> int:
         eng = engine.load(model_dir=args.model)
     except InfillError as exc:
         return _usage_error(str(exc))
+    server = LiveServer(eng, config)
+    redaction.protect(server.token)  # a generated one too: it is printed once, in the banner, never logged
     try:
-        return asyncio.run(_serve_until_signal(LiveServer(eng, config)))
+        return asyncio.run(_serve_until_signal(server))
     except KeyboardInterrupt:
         return 0
 

@@ -1,0 +1,1 @@
+"""Fuzzers for infill's servers (not shipped): `python -m lab.fuzz.lsp_fuzz --help`."""

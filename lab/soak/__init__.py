@@ -1,0 +1,1 @@
+"""Soak runs of infill's servers (not shipped): `python -m lab.soak.run --help`."""
