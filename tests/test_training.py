@@ -257,14 +257,20 @@ def test_learning_curves_drop_what_a_resumed_run_superseded(tmp_path):
     assert curves.main([str(write_run("c", [(900, 5.0)])), "--out", str(out)]) == 2  # one point is no curve
 
 
-def test_init_from_counts_its_own_steps_and_resumes_without_resetting(tmp_path):
-    """--init-from carries the source model's steps and tokens on, but --max-steps and the
-    schedule count the new run's steps; a resume (with the same arguments) keeps its place."""
+def _tiny_run_args(tmp_path: Path, *extra: str) -> tuple[Path, list[str]]:
+    """A corpus, a 400-entry tokenizer trained on it, and `infill train` arguments for a
+    one-layer model that trains in seconds (plus `extra`)."""
     corpus = _corpus(tmp_path)
     tok_path = tmp_path / "tokenizer.json"
     train_tokenizer((json.loads(l)["text"] for l in (corpus / "train.jsonl").read_text().splitlines()), 400).save(str(tok_path))
-    small = ["--corpus", str(corpus), "--tokenizer", str(tok_path), "--d-model", "32", "--layers", "1", "--heads", "2", "--batch-size", "4",
-             "--prefix-tokens", "32", "--suffix-tokens", "16", "--eval-every", "1000", "--log-every", "5", "--threads", "1", "--time-budget", "600"]
+    return corpus, ["--corpus", str(corpus), "--tokenizer", str(tok_path), "--d-model", "32", "--layers", "1", "--heads", "2",
+                    "--eval-every", "1000", "--log-every", "5", "--threads", "1", "--time-budget", "600", *extra]
+
+
+def test_init_from_counts_its_own_steps_and_resumes_without_resetting(tmp_path):
+    """--init-from carries the source model's steps and tokens on, but --max-steps and the
+    schedule count the new run's steps; a resume (with the same arguments) keeps its place."""
+    corpus, small = _tiny_run_args(tmp_path, "--batch-size", "4", "--prefix-tokens", "32", "--suffix-tokens", "16")
     assert train.main(["--run", str(tmp_path / "a")] + small + ["--max-steps", "20"]) == 0
     source = read_config(tmp_path / "a" / "model")["training"]
     assert source["steps"] == 20
@@ -283,11 +289,7 @@ def test_compare_scores_models_on_one_validation_set(tmp_path):
     status says whether the last model is better than the first."""
     from lab.training import compare
 
-    corpus = _corpus(tmp_path)
-    tok_path = tmp_path / "tokenizer.json"
-    train_tokenizer((json.loads(l)["text"] for l in (corpus / "train.jsonl").read_text().splitlines()), 400).save(str(tok_path))
-    small = ["--corpus", str(corpus), "--tokenizer", str(tok_path), "--d-model", "32", "--layers", "1", "--heads", "2", "--batch-size", "8",
-             "--prefix-tokens", "64", "--suffix-tokens", "32", "--lr", "3e-3", "--eval-every", "1000", "--threads", "1", "--time-budget", "600"]
+    corpus, small = _tiny_run_args(tmp_path, "--batch-size", "8", "--prefix-tokens", "64", "--suffix-tokens", "32", "--lr", "3e-3")
     assert train.main(["--run", str(tmp_path / "short")] + small + ["--max-steps", "1"]) == 0
     assert train.main(["--run", str(tmp_path / "long")] + small + ["--max-steps", "60"]) == 0
     short, long = tmp_path / "short" / "model", tmp_path / "long" / "model"
