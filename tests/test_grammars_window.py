@@ -53,3 +53,54 @@ def test_python_newline_before_every_hole_seals_an_empty_condition():
     # Newlines do not end statements in JavaScript: a hole on the next line may still fill it.
     js = grammars.constraint_for("javascript")
     assert js.allows("if (", ["\n", None], ") {\n  go();\n}\n")
+
+
+def _count_builds(monkeypatch) -> list[int]:
+    from grammars import window as window_mod
+
+    builds = [0]
+    real = window_mod.Window.build.__func__
+
+    def counting(cls, spec, prefix, suffix):
+        builds[0] += 1
+        return real(cls, spec, prefix, suffix)
+
+    monkeypatch.setattr(window_mod.Window, "build", classmethod(counting))
+    return builds
+
+
+def test_window_cache_holds_every_request_of_a_batched_pass(monkeypatch):
+    """A batched pass asks about each request in flight in turn: with 40 of them, a
+    second and third round must find every window (the old 8-window cache rebuilt all)."""
+    from grammars.registry import get as spec_for
+    from grammars.window import WindowCache
+
+    builds = _count_builds(monkeypatch)
+    cache = WindowCache(spec_for("python"))
+    requests = [(f"def f{i}(x):\n    return ", "\n") for i in range(40)]
+    for _ in range(3):
+        for prefix, suffix in requests:
+            window = cache.get(prefix, suffix)
+            assert window.prefix_text == prefix
+    assert builds[0] == 40 and len(cache) == 40
+
+
+def test_window_cache_evicts_least_recently_used_by_count_and_bytes(monkeypatch):
+    from grammars.registry import get as spec_for
+    from grammars.window import WindowCache
+
+    builds = _count_builds(monkeypatch)
+    cache = WindowCache(spec_for("python"), size=3)
+    a, b, c, d = (("x = " + name * 10, "\n") for name in "abcd")
+    for pair in (a, b, c, a, d):  # `a` was used again, so `b` is the one to go
+        cache.get(*pair)
+    assert len(cache) == 3 and builds[0] == 4
+    cache.get(*a), cache.get(*c), cache.get(*d)
+    assert builds[0] == 4
+    cache.get(*b)
+    assert builds[0] == 5
+    # a byte budget smaller than two windows keeps one (the newest), however many fit by count
+    small = WindowCache(spec_for("python"), size=100, max_bytes=20)
+    for pair in (a, b, c):
+        small.get(*pair)
+    assert len(small) == 1 and small.get(*c).prefix_text == c[0]
