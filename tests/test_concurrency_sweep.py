@@ -77,3 +77,43 @@ def test_command_writes_the_json_report_and_the_plot(tiny_model_dir, tmp_path, c
     assert report["settings"]["max_tokens"] == 4
     assert json.loads(out.read_text())["levels"] == report["levels"]
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_breakdown_meter_parts_add_up_and_nested_parts_leave_their_parent():
+    import time
+
+    from lab.concurrency.breakdown import Meter
+
+    meter = Meter()
+
+    def spin(seconds):
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+
+    with meter.part("sampler"):
+        spin(0.02)
+        with meter.part("syntax"):
+            spin(0.03)
+    assert 0.025 <= meter.seconds["syntax"] < 0.2
+    assert 0.015 <= meter.seconds["sampler"] < 0.03 + 0.1  # its own time only, not the syntax check's
+
+
+def test_breakdown_meters_both_modes_on_the_same_requests(tiny_model_dir):
+    import engine
+    from lab.concurrency.breakdown import PARTS, metered_level, summarize
+
+    eng = engine.load(tiny_model_dir)
+    eng.settings = eng.settings.replace(max_tokens=6)
+    items = load_items()
+    runs = [metered_level(eng, mode, items, 3, 6) for mode in ("sequential", "batched")]
+    for run in runs:
+        assert set(run["parts_cpu_s"]) == set(PARTS) | {"other"}
+        assert run["parts_cpu_s"]["forward"] > 0 and run["parts_cpu_s"]["encode"] > 0
+        assert abs(sum(run["parts_cpu_s"].values()) - run["cpu_s"]) < 0.01
+        assert len(run["middles"]) == 6
+    assert runs[0]["middles"] == runs[1]["middles"]
+    report = summarize(runs)
+    assert report["batched_gain"] > 0 and report["gain_bound_if_forward_were_free"] > 1
+    # the meter is removed afterwards: the model's own methods are back
+    assert "canvas_logits" not in vars(eng.model) and "encode_context" not in vars(eng.model)
