@@ -298,3 +298,7 @@ def test_compare_scores_models_on_one_validation_set(tmp_path):
     assert compare.main([str(short), str(long), "--corpus", str(corpus), "--batches", "2", "--json", str(tmp_path / "c.json")]) == 0
     assert compare.main([str(long), str(short), "--corpus", str(corpus), "--batches", "2"]) == 1
     assert json.loads((tmp_path / "c.json").read_text())[1]["steps"] == 60
+    # --dev: each model also infills dev items; the report carries what it measured
+    assert compare.main([str(short), str(long), "--corpus", str(corpus), "--batches", "2", "--dev", "2", "--json", str(tmp_path / "d.json")]) == 0
+    dev = [row["dev"] for row in json.loads((tmp_path / "d.json").read_text())]
+    assert [d["dev_items"] for d in dev] == [2, 2] and all(0 <= d["exact_match"] <= 100 and d["tpf"] > 0 for d in dev)

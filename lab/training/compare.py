@@ -7,6 +7,11 @@ noise; `validation_batches`), built with the data recipe of the first model, so 
 continued with new training code is compared with the published model on equal terms.
 Exit status 0 when the last model is better (lower masked-position CE) than the first, 1
 when it is not: `compare A B && python -m lab.training.publish B`.
+
+`--dev N` also infills the first N items of the dev set (lab/bench_data/dev_lines.jsonl:
+single lines of validation files, never the held-out benchmark's) with each model and
+the engine's default settings, and reports exact match and edit similarity: the loss
+says how well a model predicts, the dev set what a user would see.
 """
 from __future__ import annotations
 
@@ -42,18 +47,33 @@ def score(model_dirs: list[Path], corpus: Path, n_batches: int) -> list[dict]:
     return rows
 
 
+def dev_scores(model_dirs: list[Path], limit: int) -> list[dict]:
+    """Exact match and edit similarity on the first `limit` dev items, per model."""
+    import engine
+    from lab.evaluation.items import DEV_FILE, load_items
+    from lab.evaluation.sweep import measure
+
+    items = load_items(limit, path=DEV_FILE)
+    return [{"dev_items": len(items), **measure(engine.load(model_dir), items)} for model_dir in model_dirs]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lab.training.compare", description=__doc__.splitlines()[0])
     p.add_argument("models", nargs="+", type=Path, help="model directories; the first is the reference")
     p.add_argument("--corpus", type=Path, default=Path("data/corpus"))
     p.add_argument("--batches", type=int, default=24, help="validation batches of 16 examples")
+    p.add_argument("--dev", type=int, default=0, metavar="N", help="also infill the first N dev items with each model (exact match, edit similarity)")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
     if len(args.models) < 2:
         p.error("give at least two model directories")
     rows = score(args.models, args.corpus, args.batches)
+    if args.dev > 0:
+        for row, dev in zip(rows, dev_scores(args.models, args.dev)):
+            row["dev"] = dev
     for r in rows:
-        print(f"{r['model']}: masked CE {r['masked_ce']:.4f}  next-token CE {r['ar_loss']:.4f}  (steps {r['steps']}, tokens {r['tokens_seen']})")
+        dev = f"  dev EM {r['dev']['exact_match']}% similarity {r['dev']['edit_similarity']}% ({r['dev']['dev_items']} items)" if "dev" in r else ""
+        print(f"{r['model']}: masked CE {r['masked_ce']:.4f}  next-token CE {r['ar_loss']:.4f}  (steps {r['steps']}, tokens {r['tokens_seen']}){dev}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     better = rows[-1]["masked_ce"] < rows[0]["masked_ce"]
