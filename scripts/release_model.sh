@@ -2,7 +2,7 @@
 # Publish a trained run as the embedded model and measure it: every figure the README,
 # the model card and docs/sampler.md quote is written by this script to $OUT.
 #
-#   scripts/release_model.sh [RUN_DIR]      (default runs/main)
+#   [CORPUS=DIR] scripts/release_model.sh [RUN_DIR]    (default runs/main; CORPUS: the run's corpus, default data/corpus)
 #
 # Two lanes run side by side (one torch thread each, 2 cores): lane A evaluates
 # HumanEval (full precision, then int8 and int4), lane B the speed and quality benches.
@@ -60,5 +60,5 @@ report = json.loads((out / "eval_humaneval.json").read_text())
 report["heldout_exact_match"] = json.loads((out / "eval_heldout.json").read_text()).get("heldout_exact_match", {})
 (out / "eval.json").write_text(json.dumps(report, indent=2) + "\n")
 PY
-$PY -m lab.training.model_card --run "$RUN" --eval "$OUT/eval.json" --bench "$OUT/bench.json"
+$PY -m lab.training.model_card --run "$RUN" --corpus "${CORPUS:-data/corpus}" --eval "$OUT/eval.json" --bench "$OUT/bench.json"
 step done

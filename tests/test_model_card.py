@@ -85,3 +85,24 @@ def test_curves_section_reports_each_run_and_the_leader(tmp_path):
     assert "| d256 x 6 layers | 6.8M | 9.0M | 3.600 | 4.100 | -0.500/h |" in text
     assert "| d512 x 8 layers | 29.3M | 3.0M | 4.200 | 5.100 | -0.200/h |" in text
     assert "(d256 x 6 layers leads" in text and "learning_curves.png" in text
+
+
+def test_a_continued_run_says_what_it_started_from_and_its_own_recipe(tmp_path):
+    """A run started with --init-from: the card names the model it continued, the corpus
+    it went on with and its own schedule, read from the run's checkpoint."""
+    from pathlib import Path
+
+    from lab.training.checkpoint import atomic_save
+    from lab.training.model_card import _recipe_lines, _run_record
+
+    run = tmp_path / "cont"
+    run.mkdir()
+    args = {"run": str(run), "init_from": "engine/default_model", "corpus": "/data/corpus_v2", "lr": 3e-4, "warmup": 0.05,
+            "batch_size": 16, "time_budget": 3600.0, "clock": "cpu", "compile": True}
+    atomic_save({"args": args, "history": {"first_step": 11840}}, run / "checkpoint.pt")
+    (run / "log.jsonl").write_text('{"step": 11850, "tokens": 68900000, "loss": 4.2}\n{"validation": {"step": 11900, "tokens": 69300000}}\n')
+    lines = "\n".join(_recipe_lines(run, _run_record(run), []))
+    assert "Continued from the model in `engine/default_model` (step 11,840, about 68.9M tokens seen)" in lines
+    assert "/data/corpus_v2" in lines and "peak LR 0.0003" in lines and "--init-from engine/default_model" in lines
+    # a run from scratch keeps the release run's recipe; no checkpoint at all reads as from scratch
+    assert "runs/main" in "\n".join(_recipe_lines(Path(tmp_path / "none"), _run_record(tmp_path / "none"), []))

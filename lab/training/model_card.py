@@ -92,6 +92,53 @@ def _averaging_lines(training: dict) -> list[str]:
     return [f"- Weights: the mean of the last {len(steps)} checkpoints (steps {', '.join(f'{s:,}' for s in steps)}), kept because it scored better on {scores.get('batches', '?')} validation batches: masked CE {avg['masked_ce']:.3f} vs {last.get('masked_ce', float('nan')):.3f} for the last checkpoint alone (`python -m lab.training.average`)."]
 
 
+def _run_record(run: Path) -> dict:
+    """How the run was started, from its own checkpoint (arguments and history); {} when
+    there is none or it cannot be read (the card then says nothing about it)."""
+    path = run / "checkpoint.pt"
+    if not path.exists():
+        return {}
+    try:
+        from .checkpoint import load_verified
+
+        checkpoint = load_verified(path)
+    except Exception:
+        return {}
+    return {"args": checkpoint.get("args", {}), "history": checkpoint.get("history", {})}
+
+
+def _first_logged_tokens(log_path: Path, after_step: int) -> int | None:
+    """Tokens seen at the run's first logged training step after `after_step`."""
+    if log_path.exists():
+        for line in log_path.read_text().splitlines():
+            entry = json.loads(line)
+            if "step" in entry and "tokens" in entry and entry["step"] > after_step:
+                return int(entry["tokens"])
+    return None
+
+
+def _recipe_lines(run: Path, record: dict, curve: list[dict]) -> list[str]:
+    """Optimizer and command lines: a continuation of an earlier model (--init-from) says
+    so, with what it started from, its own schedule and the corpus it went on with."""
+    args = record.get("args", {})
+    init_from = args.get("init_from")
+    if not init_from or init_from == "None":
+        return [
+            "- Optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak LR 1.5e-3, warm-up 3%, cosine to 10% over the time budget; batch 16 sequences; bf16 autocast.",
+            "- Command: `infill train --run runs/main --heads 4 --time-budget 7200`, then resumed each session with `infill train --run runs/main --resume --threads 2 --time-budget <seconds so far + new seconds>` (the cosine restarts from where the longer budget puts it; `--threads 1` while evaluations share the cores).",
+        ]
+    first_step = int(record.get("history", {}).get("first_step", 0))
+    start_tokens = _first_logged_tokens(run / "log.jsonl", first_step)
+    where = ([f"step {first_step:,}"] if first_step else []) + ([f"about {start_tokens / 1e6:.1f}M tokens seen"] if start_tokens else [])
+    started = f" ({', '.join(where)})" if where else ""
+    flags = f"--init-from {init_from} --corpus {args.get('corpus')} --lr {args.get('lr')} --warmup {args.get('warmup')} --batch-size {args.get('batch_size')} --time-budget {args.get('time_budget'):.0f} --clock {args.get('clock', 'wall')}{' --compile' if args.get('compile') else ''}"
+    return [
+        f"- Continued from the model in `{init_from}`{started}, the weights only (a fresh optimizer and schedule), on the corpus in `{args.get('corpus')}`; the steps and tokens above count from the very start.",
+        f"- Optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak LR {args.get('lr')}, warm-up {args.get('warmup', 0):.0%}, cosine over the time budget ({args.get('time_budget', 0) / 3600:.2f} h of {args.get('clock', 'wall')} time); batch {args.get('batch_size')} sequences; bf16 autocast.",
+        f"- Command: `infill train --run {args.get('run', run)} {flags}`.",
+    ]
+
+
 LEARNING_CURVES = Path(__file__).resolve().parents[2] / "docs" / "measurements" / "learning_curves.json"
 
 
@@ -144,8 +191,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "- Objective: masked diffusion on the canvas (cross-entropy on masked positions weighted 1/t, corrupted positions weight 1 so token-to-token edits are learned, clean positions 0.1) plus next-token loss on every prefix position (weight 0.5). Prefix and suffix are never noised.",
         *_averaging_lines(training),
         f"- Data recipe: {json.dumps(training.get('data', {}))}",
-        "- Optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak LR 1.5e-3, warm-up 3%, cosine to 10% over the time budget; batch 16 sequences; bf16 autocast.",
-        "- Command: `infill train --run runs/main --heads 4 --time-budget 7200`, then resumed each session with `infill train --run runs/main --resume --threads 2 --time-budget <seconds so far + new seconds>` (the cosine restarts from where the longer budget puts it; `--threads 1` while evaluations share the cores).",
+        *_recipe_lines(run, _run_record(run), curve),
         "",
         "## Corpus",
         "",
@@ -155,7 +201,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "",
         "## Validation loss",
         "",
-        "Fixed validation set (96 examples from held-out files, noise levels spread over 0.1-0.9).",
+        f"Fixed validation set (96 examples from held-out files of `{_run_record(run).get('args', {}).get('corpus', corpus)}`, noise levels spread over 0.1-0.9), at the steps of this run.",
         "",
         "| step | tokens | masked-position CE | masked accuracy | next-token CE (prefix) |",
         "| ---: | ---: | ---: | ---: | ---: |",
