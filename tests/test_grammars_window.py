@@ -70,19 +70,19 @@ def _count_builds(monkeypatch) -> list[int]:
 
 
 def test_window_cache_holds_every_request_of_a_batched_pass(monkeypatch):
-    """A batched pass asks about each request in flight in turn: with 40 of them, a
+    """A batched pass asks about each request in flight in turn: with 64 of them (a full batch), a
     second and third round must find every window (the old 8-window cache rebuilt all)."""
     from grammars.registry import get as spec_for
     from grammars.window import WindowCache
 
     builds = _count_builds(monkeypatch)
     cache = WindowCache(spec_for("python"))
-    requests = [(f"def f{i}(x):\n    return ", "\n") for i in range(40)]
+    requests = [(f"def f{i}(x):\n    return ", "\n") for i in range(64)]
     for _ in range(3):
         for prefix, suffix in requests:
             window = cache.get(prefix, suffix)
             assert window.prefix_text == prefix
-    assert builds[0] == 40 and len(cache) == 40
+    assert builds[0] == 64 and len(cache) == 64
 
 
 def test_window_cache_evicts_least_recently_used_by_count_and_bytes(monkeypatch):
