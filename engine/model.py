@@ -25,7 +25,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence
 
 import torch
 import torch.nn as nn
@@ -224,9 +224,10 @@ class ContextCache:
     _rotated_for: int = -1
     _rotated: Optional[list[torch.Tensor]] = None
     # Per layer, [rotated suffix | prefix | canvas slot] keys and values for one canvas
-    # size, so a batched pass copies only the canvas rows in (canvas_logits_many).
+    # size, and views of their canvas rows, so a batched pass copies only the canvas rows
+    # in (canvas_logits_many).
     _slots_for: int = -1
-    _slots: Optional[list[tuple[torch.Tensor, torch.Tensor]]] = None
+    _slots: Optional[list["CanvasSlot"]] = None
 
     @property
     def prefix_len(self) -> int:
@@ -244,6 +245,16 @@ class ContextCache:
     def release_scratch(self) -> None:
         """Drop the buffers a batched pass built (`_slots`), once no pass needs them."""
         self._slots_for, self._slots = -1, None
+
+
+class CanvasSlot(NamedTuple):
+    """One layer's keys and values for a batched pass, (1, H, S+P+N, Dh) each, and views of
+    their last N rows, where each pass writes its canvas keys and values."""
+
+    keys: torch.Tensor
+    values: torch.Tensor
+    canvas_keys: torch.Tensor
+    canvas_values: torch.Tensor
 
 
 @dataclass
@@ -505,19 +516,24 @@ class InfillTransformer(nn.Module):
             slots.append(self._canvas_slots(cache, N))
             start += N
 
+        sizes = [span.stop - span.start for span in spans]
+
         def attend_each(i: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            # Three calls per request and layer (two row copies, the attention): with many
+            # requests a pass is mostly per-call overhead, so the slicing is done by one
+            # split per tensor and the canvas rows' views are kept with the slots.
             out = []
-            for span, request_slots in zip(spans, slots):
-                keys, values = request_slots[i]  # (1, H, S+P+N, Dh): the context, then this canvas
-                keys[:, :, -(span.stop - span.start) :] = k[:, :, span]
-                values[:, :, -(span.stop - span.start) :] = v[:, :, span]
-                out.append(F.scaled_dot_product_attention(q[:, :, span], keys, values))
+            for request_slots, q_rows, k_rows, v_rows in zip(slots, q.split(sizes, dim=2), k.split(sizes, dim=2), v.split(sizes, dim=2)):
+                slot = request_slots[i]  # (1, H, S+P+N, Dh): the context, then this canvas
+                slot.canvas_keys.copy_(k_rows)
+                slot.canvas_values.copy_(v_rows)
+                out.append(F.scaled_dot_product_attention(q_rows, slot.keys, slot.values))
             return torch.cat(out, dim=2)
 
         logits = self._packed_pass(torch.cat(list(canvases)), torch.cat(positions), attend_each)[0]  # (R, V)
         return [logits[span] for span in spans]
 
-    def _canvas_slots(self, cache: ContextCache, n: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    def _canvas_slots(self, cache: ContextCache, n: int) -> list[CanvasSlot]:
         """Per layer, keys and values laid out as canvas_logits concatenates them, [suffix
         rotated to P+n | prefix | n canvas rows], built once per canvas size: each pass
         then writes only its n canvas rows in place of concatenating the whole context."""
@@ -526,7 +542,9 @@ class InfillTransformer(nn.Module):
             cache._slots = []
             for layer, sk in zip(cache.layers, suffix_keys):
                 canvas = layer.prefix_k.new_zeros(1, layer.prefix_k.shape[1], n, layer.prefix_k.shape[3])
-                cache._slots.append((torch.cat([sk, layer.prefix_k, canvas], dim=2), torch.cat([layer.suffix_v, layer.prefix_v, canvas], dim=2)))
+                keys, values = torch.cat([sk, layer.prefix_k, canvas], dim=2), torch.cat([layer.suffix_v, layer.prefix_v, canvas], dim=2)
+                start = keys.shape[2] - n  # not [-n:]: an empty canvas must give empty views
+                cache._slots.append(CanvasSlot(keys, values, keys[:, :, start:], values[:, :, start:]))
             cache._slots_for = n
         return cache._slots
 
