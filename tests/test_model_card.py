@@ -101,8 +101,8 @@ def test_a_continued_run_says_what_it_started_from_and_its_own_recipe(tmp_path):
             "batch_size": 16, "time_budget": 3600.0, "clock": "cpu", "compile": True}
     atomic_save({"args": args, "history": {"first_step": 11840}}, run / "checkpoint.pt")
     (run / "log.jsonl").write_text('{"step": 11850, "tokens": 68900000, "loss": 4.2}\n{"validation": {"step": 11900, "tokens": 69300000}}\n')
-    lines = "\n".join(_recipe_lines(run, _run_record(run), []))
+    lines = "\n".join(_recipe_lines(run, _run_record(run)))
     assert "Continued from the model in `engine/default_model` (step 11,840, about 68.9M tokens seen)" in lines
     assert "/data/corpus_v2" in lines and "peak LR 0.0003" in lines and "--init-from engine/default_model" in lines
     # a run from scratch keeps the release run's recipe; no checkpoint at all reads as from scratch
-    assert "runs/main" in "\n".join(_recipe_lines(Path(tmp_path / "none"), _run_record(tmp_path / "none"), []))
+    assert "runs/main" in "\n".join(_recipe_lines(Path(tmp_path / "none"), _run_record(tmp_path / "none")))

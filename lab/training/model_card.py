@@ -117,7 +117,7 @@ def _first_logged_tokens(log_path: Path, after_step: int) -> int | None:
     return None
 
 
-def _recipe_lines(run: Path, record: dict, curve: list[dict]) -> list[str]:
+def _recipe_lines(run: Path, record: dict) -> list[str]:
     """Optimizer and command lines: a continuation of an earlier model (--init-from) says
     so, with what it started from, its own schedule and the corpus it went on with."""
     args = record.get("args", {})
@@ -173,6 +173,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
     if training.get("steps"):  # a run resumed after publishing logs on: show the published model's curve
         curve = [p for p in curve if p["step"] <= training["steps"]]
     summary = json.loads((corpus / "summary.json").read_text()) if (corpus / "summary.json").exists() else {}
+    record = _run_record(run)  # read once: the checkpoint holds the optimizer state too
     hours = training.get("train_seconds", 0) / 3600
     out = [
         "# infill-default: model card",
@@ -191,7 +192,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "- Objective: masked diffusion on the canvas (cross-entropy on masked positions weighted 1/t, corrupted positions weight 1 so token-to-token edits are learned, clean positions 0.1) plus next-token loss on every prefix position (weight 0.5). Prefix and suffix are never noised.",
         *_averaging_lines(training),
         f"- Data recipe: {json.dumps(training.get('data', {}))}",
-        *_recipe_lines(run, _run_record(run), curve),
+        *_recipe_lines(run, record),
         "",
         "## Corpus",
         "",
@@ -201,7 +202,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "",
         "## Validation loss",
         "",
-        f"Fixed validation set (96 examples from held-out files of `{_run_record(run).get('args', {}).get('corpus', corpus)}`, noise levels spread over 0.1-0.9), at the steps of this run.",
+        f"Fixed validation set (96 examples from held-out files of `{record.get('args', {}).get('corpus', corpus)}`, noise levels spread over 0.1-0.9), at the steps of this run.",
         "",
         "| step | tokens | masked-position CE | masked accuracy | next-token CE (prefix) |",
         "| ---: | ---: | ---: | ---: | ---: |",
