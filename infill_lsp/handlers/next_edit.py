@@ -14,7 +14,7 @@ document that changed while the model ran) gets no edits. The work is the engine
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -23,9 +23,7 @@ from engine.worker import NextEditCall
 
 from ..documents import UnknownDocument
 from ..request_path import ErrorCode, Request
-
-if TYPE_CHECKING:
-    from ..server import InfillServer
+from .host import LspServer
 
 
 NEXT_EDIT_METHOD = "infill/nextEdit"
@@ -57,9 +55,9 @@ def _empty(version: int | None, reason: str) -> dict:
     return {"edits": [], "version": version, "reason": reason}
 
 
-def register(server: "InfillServer") -> None:
+def register(server: "LspServer") -> None:
     @server.feature(NEXT_EDIT_METHOD)
-    async def next_edit(ls: "InfillServer", params: Any) -> dict:
+    async def next_edit(ls: "LspServer", params: Any) -> dict:
         started = time.perf_counter()
         uri, version, position = _parse(params)
         ls.stats.count("next_edit_requests")
