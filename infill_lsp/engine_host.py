@@ -2,8 +2,9 @@
 model call on the engine's one worker thread (engine/worker.py).
 
 Loading (torch import, weights) takes seconds, so it runs on its own thread while the
-server keeps answering. Model calls go to the EngineWorker, which supersedes and
-cancels per (group, key); pygls' own pool (which reads stdin) stays free.
+server keeps answering. Model calls go to the EngineWorker through the request path's
+lane (infill_lsp/request_path.py: supersede and cancel per key, the bridge to asyncio);
+pygls' own pool (which reads stdin) stays free.
 """
 from __future__ import annotations
 
