@@ -2,8 +2,9 @@
 model call on the engine's one worker thread (engine/worker.py).
 
 Loading (torch import, weights) takes seconds, so it runs on its own thread while the
-server keeps answering. Model calls go to the EngineWorker, which supersedes and
-cancels per (group, key); pygls' own pool (which reads stdin) stays free.
+server keeps answering. Model calls go to the EngineWorker through the request path's
+lane (infill_lsp/request_path.py: supersede and cancel per key, the bridge to asyncio);
+pygls' own pool (which reads stdin) stays free.
 """
 from __future__ import annotations
 
@@ -15,15 +16,14 @@ from typing import Any, Callable, Hashable, Optional, Union
 
 from engine.model_dir_watch import ModelDirWatch
 from engine.types import InfillError
-from engine.worker import EngineWorker, InfillCall, Job, NextEditCall, Outcome
+from engine.worker import EngineWorker, InfillCall, NextEditCall, Outcome
+
+from .request_path import EngineUnavailable, Lane
 
 log = logging.getLogger(__name__)
 
 GROUP = "lsp"  # one client per language server: every request takes its turn in one group
-
-
-class EngineUnavailable(Exception):
-    """The model failed to load; the message says why (one line, for the user)."""
+__all__ = ["EngineHost", "EngineUnavailable", "GROUP"]  # EngineUnavailable: the request path's, raised here
 
 
 class EngineHost:
@@ -38,6 +38,7 @@ class EngineHost:
         self._loading_dir: str | None = None
         self.dir_watch: ModelDirWatch | None = None  # the loaded model's directory, watched for changes
         self.worker = EngineWorker(None, name="infill-engine")  # gets the engine once it is loaded
+        self.lane = Lane(self.worker, GROUP)  # every request of the one client (infill_lsp/request_path.py)
         self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-load")
 
     @property
@@ -115,21 +116,21 @@ class EngineHost:
 
     def supersede(self, key: Hashable) -> threading.Event:
         """The cancel token of a new request for `key`; the previous one for `key` stops."""
-        return self.worker.supersede(GROUP, key)
+        return self.lane.supersede(key)
 
     def cancel(self, key: Hashable) -> None:
-        self.worker.cancel(GROUP, key)
+        self.lane.cancel(key)
 
     def forget(self, key: Hashable) -> None:
         """`key` is over (its document closed): drop the engine's cached context for it."""
-        self.worker.forget(GROUP, key)
+        self.lane.forget(key)
 
     async def run(self, key: Hashable, call: Union[InfillCall, NextEditCall], cancel: threading.Event, on_outcome: Optional[Callable[[Outcome], None]] = None) -> Outcome:
         """Run `call` on the worker once the model is ready. If the awaiting task is
         cancelled, `cancel` is set so the model stops at its next pass, and `on_outcome`
         still sees the run (the work it cost is counted)."""
         await self.wait_ready()
-        return await self.worker.run(Job(GROUP, key, call, cancel), on_outcome)
+        return await self.lane.run(key, call, cancel, on_outcome)
 
     def close(self, timeout: float = 10.0) -> None:
         self.worker.close()
