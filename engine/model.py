@@ -298,27 +298,6 @@ class CanvasSlot(NamedTuple):
     canvas_values: torch.Tensor
 
 
-@dataclass
-class DecodeStream:
-    """One request's causal prefix stream, decoded token by token (the autoregressive
-    baseline). Per layer, rotated keys and values in buffers with spare rows; rows
-    [0, length) are filled, and each decoded token appends exactly one row: an exact KV
-    cache, since a prefix token never attends to anything after it."""
-
-    keys: list[torch.Tensor]  # per layer (1, H, capacity, Dh) rotated
-    values: list[torch.Tensor]  # per layer (1, H, capacity, Dh)
-    length: int
-
-    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Write one row (k, v: (1, H, Dh)) at `length`; the keys/values including it."""
-        if self.length >= self.keys[layer].shape[2]:  # full: double the room (amortised O(1) per row)
-            self.keys[layer] = torch.cat([self.keys[layer], torch.empty_like(self.keys[layer])], dim=2)
-            self.values[layer] = torch.cat([self.values[layer], torch.empty_like(self.values[layer])], dim=2)
-        self.keys[layer][:, :, self.length] = k
-        self.values[layer][:, :, self.length] = v
-        return self.keys[layer][:, :, : self.length + 1], self.values[layer][:, :, : self.length + 1]
-
-
 class InfillTransformer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -511,7 +490,7 @@ class InfillTransformer(nn.Module):
         return self.logits(self.final_norm(x))
 
     # ------------------------------------------------- several requests in one pass
-    def _packed_pass(self, ids: torch.Tensor, positions: torch.Tensor, attend_each: Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    def packed_pass(self, ids: torch.Tensor, positions: torch.Tensor, attend_each: Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> torch.Tensor:
         """The blocks over the rows of several requests packed into one (1, R) sequence.
 
         Every linear layer (most of a pass's arithmetic and all of its weight reads) runs
@@ -561,7 +540,7 @@ class InfillTransformer(nn.Module):
                 out.append(F.scaled_dot_product_attention(q_rows, slot.keys, slot.values))
             return torch.cat(out, dim=2)
 
-        logits = self._packed_pass(torch.cat(list(canvases)), torch.cat(positions), attend_each)[0]  # (R, V)
+        logits = self.packed_pass(torch.cat(list(canvases)), torch.cat(positions), attend_each)[0]  # (R, V)
         return [logits[span] for span in spans]
 
     def _canvas_slots(self, cache: ContextCache, n: int) -> list[CanvasSlot]:
@@ -578,44 +557,3 @@ class InfillTransformer(nn.Module):
                 cache._slots.append(CanvasSlot(keys, values, keys[:, :, start:], values[:, :, start:]))
             cache._slots_for = n
         return cache._slots
-
-    def decode_stream(self, cache: ContextCache, room: int = 64) -> DecodeStream:
-        """A stream for token-by-token decoding after the cached prefix, with `room` spare rows.
-
-        It holds the prefix minus its last token: that token is the first one fed to
-        next_token_logits, because the cache keeps keys and values, not the last hidden
-        state whose head predicts the first new token."""
-        P = cache.prefix_len
-        if P == 0:
-            raise ValueError("autoregressive decoding needs at least one prefix token (e.g. BOS)")
-        keys, values = [], []
-        for layer in cache.layers:
-            H, Dh = layer.prefix_k.shape[1], layer.prefix_k.shape[3]
-            k = layer.prefix_k.new_empty(1, H, P + max(1, room), Dh)
-            v = layer.prefix_v.new_empty(1, H, P + max(1, room), Dh)
-            k[:, :, : P - 1], v[:, :, : P - 1] = layer.prefix_k[:, :, : P - 1], layer.prefix_v[:, :, : P - 1]
-            keys.append(k)
-            values.append(v)
-        return DecodeStream(keys, values, P - 1)
-
-    @torch.no_grad()
-    def next_token_logits(self, streams: Sequence[DecodeStream], tokens: torch.Tensor) -> torch.Tensor:
-        """Feed tokens[b] to streams[b] at position streams[b].length, append its key and
-        value there (one new row per stream) and return every stream's next-token logits,
-        (B, V): the causal prefix stream's language-model head, which training puts a
-        next-token loss on. Packed like canvas_logits_many: shared linears, attention per
-        stream."""
-        device = self.embed.weight.device
-        positions = torch.tensor([s.length for s in streams], dtype=torch.long, device=device)
-
-        def attend_each(i: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-            out = []
-            for b, stream in enumerate(streams):
-                keys, values = stream.append(i, k[:, :, b], v[:, :, b])
-                out.append(F.scaled_dot_product_attention(q[:, :, b : b + 1], keys, values))
-            return torch.cat(out, dim=2)
-
-        logits = self._packed_pass(tokens.to(device), positions, attend_each)[0]  # (B, V)
-        for stream in streams:
-            stream.length += 1
-        return logits

@@ -184,7 +184,7 @@ def test_batch_answers_every_line_and_checks_language_and_max_tokens(tiny_model_
 def test_progress_lines_end_in_newlines_off_a_terminal():
     import io
 
-    from engine.progress import report_progress
+    from lab.progress import report_progress
 
     stream = io.StringIO()
     for i in range(1, 6):

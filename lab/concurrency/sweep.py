@@ -12,7 +12,7 @@ same ones in the same order for every mode. The modes (lab/concurrency/servers.p
 - batched: the diffusion engine, continuous batching (engine/batching.py);
 - sequential: the diffusion engine one request at a time, as served before batching;
 - autoregressive: the same weights writing the middle left to right, one token per pass,
-  batched the same way (engine/autoregressive.py); it does not see the suffix.
+  batched the same way (lab/baseline/autoregressive.py); it does not see the suffix.
 
 Figures per level and mode: total tokens/s (middle tokens of every request / wall time),
 tokens/s per user (sum of tokens / sum of latencies: the rate one client sees), p50/p99

@@ -20,7 +20,7 @@ from typing import Optional
 import torch
 
 from engine.model import SEG_CANVAS, SEG_PREFIX, SEG_SUFFIX, InfillTransformer
-from engine.progress import report_progress
+from lab.progress import report_progress
 from lab.evaluation.items import exact_match, load_items, percentile
 
 REFERENCE_CANVAS = 32

@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 from lab.evaluation.items import BENCH_FILE
 from engine.next_edit import next_edit
-from engine.progress import report_progress
+from lab.progress import report_progress
 from lab.training.edits import EDIT_KINDS, NO_EDIT_KINDS, EditTask, make_edit_task, real_edit_tasks
 
 VALID_SPLIT = Path(__file__).resolve().parents[2] / "data" / "corpus" / "valid.jsonl"

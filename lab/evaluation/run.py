@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Optional
 
-from engine.progress import report_progress
+from lab.progress import report_progress
 from lab.evaluation.items import exact_match, load_items
 from lab.evaluation.execution import run_program
 from lab.evaluation.humaneval import LineTask, single_line_tasks
