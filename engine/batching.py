@@ -26,8 +26,7 @@ from typing import Callable, Optional, TypeVar
 import torch
 
 from engine.api import Engine, InfillJob
-from engine.types import DenoiseStep, InfillError, InfillResult, model_failure
-from engine.worker import DEFAULT_MAX_BATCH
+from engine.types import DEFAULT_MAX_BATCH, DenoiseStep, InfillError, InfillResult, model_failure
 
 log = logging.getLogger("infill.batching")
 T = TypeVar("T")

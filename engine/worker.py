@@ -44,12 +44,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping, Optional, Union
 
-from engine.types import InfillError, model_failure
+from engine.types import DEFAULT_MAX_BATCH, InfillError, model_failure
 
 log = logging.getLogger("infill.worker")
-
-DEFAULT_MAX_BATCH = 64  # infill jobs denoised together (docs/batching.md: the live load test gained a third over 32, nothing more with 128 or 256)
-
 
 @dataclass(frozen=True)
 class InfillCall:

@@ -30,6 +30,7 @@ from .config import LspSettings, check_sampler_overrides, parse_settings
 from .documents import DocumentStore, UnknownDocument
 from .edit_history import EditHistory
 from .engine_host import EngineHost, EngineUnavailable
+from .languages import language_for_lsp_id
 from .lsp_protocol import InfillProtocol
 from .remote import RemoteConfig, RemoteEngineHost, check_url, read_token
 from . import redaction
@@ -38,18 +39,6 @@ from .usage_stats import Stats
 
 __version__ = "0.1.0"
 log = logging.getLogger("infill_lsp")
-
-
-def language_for_lsp_id(lsp_id: str) -> str | None:
-    """The engine's language name for an LSP language id (None = no grammar for it)."""
-    try:
-        from grammars import language_for_lsp_id as lookup  # written alongside; may be absent
-    except Exception:
-        return lsp_id or None
-    try:
-        return lookup(lsp_id)
-    except Exception:
-        return None
 
 
 class InfillServer(LanguageServer):

@@ -128,6 +128,6 @@ def _point(document: Any, offset: int, encoding: str) -> dict:
 
 
 def _language(ls: "InfillServer", language_id: str) -> str | None:
-    from ..server import language_for_lsp_id
+    from ..languages import language_for_lsp_id
 
     return language_for_lsp_id(language_id)
