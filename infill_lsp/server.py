@@ -23,6 +23,7 @@ from typing import Any, Mapping
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from engine.protocols import ModelHost
 from engine.types import ModelFailure
 
 from .completion_service import CompletionService, Suggestion
@@ -52,7 +53,7 @@ class InfillServer(LanguageServer):
         self.documents = DocumentStore()
         self.edit_history = EditHistory()  # recent edits per document, for infill/nextEdit
         # A remote server stands in for the in-process engine; the completion path is the same.
-        self.engine: Any = RemoteEngineHost(remote) if remote is not None else EngineHost()
+        self.engine: ModelHost = RemoteEngineHost(remote) if remote is not None else EngineHost()
         self.stats = Stats()
         # --model on the command line wins over the client's modelDir setting.
         self.cli_model_dir = model_dir
