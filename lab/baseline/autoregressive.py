@@ -7,7 +7,7 @@ only what serving needs. Decoding the
 middle through that stream, greedily, one token per forward pass with an exact KV cache
 (one new row per token), is how the same weights would be served by an ordinary LLM
 server, and it is the speed baseline the diffusion sampler is measured against
-(`infill bench --concurrency`, lab/concurrency/).
+(`python -m lab bench --concurrency`, lab/concurrency/).
 
 It never sees the suffix, so it has no end-of-middle either. A decode stops at the end
 of its first line (`lines=1`, the usual single-line completion policy of left-to-right
