@@ -25,12 +25,12 @@ from typing import Callable, Mapping
 
 from lsprotocol import types
 
+from engine.protocols import ModelHost
 from engine.worker import InfillCall, Outcome
 
 from .config import LspSettings
 from .cross_file import cross_file_context
 from .documents import DocumentStore
-from .engine_host import EngineHost
 from .request_path import EngineUnavailable, Request
 from .suggestion_cache import SuggestionCache
 from .text import TextDocument
@@ -69,7 +69,7 @@ class CompletionService:
     def __init__(
         self,
         documents: DocumentStore,
-        engine: EngineHost,
+        engine: ModelHost,
         stats: Stats,
         settings: Callable[[], LspSettings],
         sampler_overrides: Callable[[], Mapping[str, object]],

@@ -12,9 +12,10 @@ import asyncio
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Hashable, Optional, Union
+from typing import Callable, Hashable, Optional, Union
 
 from engine.model_dir_watch import ModelDirWatch
+from engine.protocols import BatchingEngine
 from engine.types import InfillError
 from engine.worker import EngineWorker, InfillCall, NextEditCall, Outcome
 
@@ -27,13 +28,16 @@ __all__ = ["EngineHost", "EngineUnavailable", "GROUP"]  # EngineUnavailable: the
 
 
 class EngineHost:
+    """A local engine on an EngineWorker: an engine.protocols.ModelHost (the language server
+    also runs on RemoteEngineHost, infill_lsp/remote.py)."""
+
     def __init__(self) -> None:
-        self._engine: Any = None
-        self._ready: asyncio.Future[Any] | None = None
+        self._engine: BatchingEngine | None = None
+        self._ready: asyncio.Future[BatchingEngine] | None = None
         self._load_generation = 0
         self._installed_generation = 0  # the load whose engine is in use
         self._loads_in_flight = 0
-        self._superseded: tuple[int, Any, str | None] | None = None  # an older load's engine, in reserve
+        self._superseded: tuple[int, BatchingEngine, str | None] | None = None  # an older load's engine, in reserve
         self._model_dir: str | None = None
         self._loading_dir: str | None = None
         self.dir_watch: ModelDirWatch | None = None  # the loaded model's directory, watched for changes
@@ -94,7 +98,7 @@ class EngineHost:
             ready.set_result(self._engine)
         return str(getattr(engine, "model_name", "model"))
 
-    def _install(self, generation: int, engine: Any, model_dir: str | None) -> None:
+    def _install(self, generation: int, engine: BatchingEngine, model_dir: str | None) -> None:
         self._engine, self._model_dir, self._installed_generation = engine, model_dir, generation
         self.worker.engine = engine  # the next job runs on the new model
         self._superseded = None
@@ -106,7 +110,7 @@ class EngineHost:
         last notice (checked at most every few seconds; the model keeps serving)."""
         return self.dir_watch.check() if self.dir_watch is not None else None
 
-    async def wait_ready(self) -> Any:
+    async def wait_ready(self) -> BatchingEngine:
         """The engine, once loaded. Raises EngineUnavailable when loading failed."""
         if self._engine is not None:  # while a reload runs, the old model keeps serving
             return self._engine
@@ -138,7 +142,7 @@ class EngineHost:
         self._loader.shutdown(wait=False, cancel_futures=True)
 
 
-def _load_engine(model_dir: str | None) -> Any:
+def _load_engine(model_dir: str | None) -> BatchingEngine:
     try:
         import engine  # torch and the model load here, on the loader thread
 

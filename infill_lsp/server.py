@@ -23,11 +23,14 @@ from typing import Any, Mapping
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from engine.protocols import ModelHost
+
 from .completion_service import CompletionService, Suggestion
 from .config import LspSettings, check_sampler_overrides, parse_settings
 from .documents import DocumentStore, UnknownDocument
 from .edit_history import EditHistory
 from .engine_host import EngineHost
+from .languages import language_for_lsp_id
 from .lsp_protocol import InfillProtocol
 from .remote import RemoteConfig, RemoteEngineHost, check_url, read_token
 from . import redaction
@@ -37,18 +40,6 @@ from .usage_stats import Stats
 
 __version__ = "0.1.0"
 log = logging.getLogger("infill_lsp")
-
-
-def language_for_lsp_id(lsp_id: str) -> str | None:
-    """The engine's language name for an LSP language id (None = no grammar for it)."""
-    try:
-        from grammars import language_for_lsp_id as lookup  # written alongside; may be absent
-    except Exception:
-        return lsp_id or None
-    try:
-        return lookup(lsp_id)
-    except Exception:
-        return None
 
 
 class InfillServer(LanguageServer):
@@ -62,7 +53,7 @@ class InfillServer(LanguageServer):
         self.documents = DocumentStore()
         self.edit_history = EditHistory()  # recent edits per document, for infill/nextEdit
         # A remote server stands in for the in-process engine; the completion path is the same.
-        self.engine: Any = RemoteEngineHost(remote) if remote is not None else EngineHost()
+        self.engine: ModelHost = RemoteEngineHost(remote) if remote is not None else EngineHost()
         self.stats = Stats()
         # --model on the command line wins over the client's modelDir setting.
         self.cli_model_dir = model_dir

@@ -258,7 +258,7 @@ def test_learning_curves_drop_what_a_resumed_run_superseded(tmp_path):
 
 
 def _tiny_run_args(tmp_path: Path, *extra: str) -> tuple[Path, list[str]]:
-    """A corpus, a 400-entry tokenizer trained on it, and `infill train` arguments for a
+    """A corpus, a 400-entry tokenizer trained on it, and `python -m lab train` arguments for a
     one-layer model that trains in seconds (plus `extra`)."""
     corpus = _corpus(tmp_path)
     tok_path = tmp_path / "tokenizer.json"

@@ -1,4 +1,4 @@
-"""`infill train`: train (or resume) the embedded masked-diffusion infilling model.
+"""`python -m lab train`: train (or resume) the embedded masked-diffusion infilling model.
 
 Objective (MDLM / LLaDA, adapted to infilling):
 * canvas rows: cross-entropy on masked positions weighted by 1/t (t = the example's
@@ -134,7 +134,7 @@ def lr_at(progress: float, peak: float, warmup: float) -> float:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="infill train", description="Train the embedded masked-diffusion infilling model.")
+    p = argparse.ArgumentParser(prog="python -m lab train", description="Train the embedded masked-diffusion infilling model.")
     p.add_argument("--run", type=Path, default=Path("runs/default"), help="run directory (checkpoints, logs, exported model)")
     p.add_argument("--corpus", type=Path, default=Path("data/corpus"))
     p.add_argument("--tokenizer", type=Path, default=None, help="tokenizer.json (default: <run>/tokenizer.json, trained if missing)")
