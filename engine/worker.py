@@ -49,6 +49,8 @@ from engine.types import DEFAULT_MAX_BATCH, DenoiseStep, InfillError, model_fail
 
 if TYPE_CHECKING:  # engine.batching imports torch: the worker loads it on its thread, when it first batches
     from engine.batching import BatchRunner, Ticket
+    from engine.next_edit.suggest import CursorLike, NextEditResult
+    from engine.types import InfillResult
 
 log = logging.getLogger("infill.worker")
 
@@ -68,8 +70,8 @@ class NextEditCall:
     """Engine.next_edit(document, cursor, history, language, cancel, **limits)."""
 
     document: str
-    cursor: Any
-    history: Any = None
+    cursor: "CursorLike"
+    history: Any = None  # the edit history as engine.next_edit reads it (EditHistory, or its entries)
     language: Optional[str] = None
     limits: Mapping[str, Any] = field(default_factory=dict)
 
@@ -80,7 +82,7 @@ class Outcome:
     InfillError: the input's fault; a ModelFailure: out of memory, a forward pass that
     timed out or failed), or neither when it never ran."""
 
-    result: Any = None
+    result: Union["InfillResult", "NextEditResult", None] = None
     error: Optional[BaseException] = None
     started: bool = False  # the engine was called (a superseded queued job never is)
     cancelled: bool = False  # its cancel was set by the time it ended
