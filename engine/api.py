@@ -163,10 +163,11 @@ class InfillRun:
             accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
             if accepted is None:
                 result.vetoed += 1
-                if self.attempt < len(self.schedule):
+                if self.attempt < len(self.schedule) and result.stop_reason != "deadline":  # no time for another
                     self.run = self._begin(result.forwards, passes_before=final.step)
                     return
-                result.stop_reason = "rejected"
+                if result.stop_reason != "deadline":
+                    result.stop_reason = "rejected"
             result.middle = accepted or ""
         result.middle = tidy_middle(request.prefix, result.middle, request.suffix)
         if result.middle != sampled:  # the final check or the seams cut it: count what is returned

@@ -90,6 +90,10 @@ class SamplerSettings:
     copy_context_tokens: int = knob(2048, 0, 65536)  # prefix tokens the copy guess looks in (may exceed context_tokens)
     end_when_valid: bool = knob(False)  # with left_to_right and a constraint: stop at the first complete, valid middle
     cross_file_share: float = knob(0.25, 0.0, 1.0)  # at most this share of the prefix window goes to context from other files (engine/window.py)
+    # Wall time one request may take, its candidates included: past it no further pass runs
+    # and the request answers with what it has (stop reason "deadline"; 0 = after the first
+    # pass). A 3000-token request ran 11 minutes on a CPU with nothing to show (issue 26).
+    deadline_seconds: float = knob(60.0, 0.0, 3600.0)
 
     def replace(self, **changes: object) -> "SamplerSettings":
         """A copy with some knobs changed (None keeps a knob); a knob that is unknown or
@@ -166,7 +170,7 @@ class InfillResult:
     tokens: int  # tokens in the middle
     forwards: int  # model forward passes spent (canvas passes; the context pass counts as one)
     ms: float  # wall time in milliseconds, model loading excluded
-    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing) | "rejected"
+    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far)
     edits: int = 0  # token-to-token rewrites applied
     vetoed: int = 0  # commits refused by the syntax constraint
     cached_context_tokens: int = 0  # context tokens whose keys/values came from the cache

@@ -15,10 +15,10 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional, TextIO
 
 from engine.text import ANY_BREAK, UTF32, TextIndex
-from engine.types import InfillError
+from engine.types import DenoiseStep, InfillError, InfillResult
 
 MAX_FILE_BYTES = 8_000_000
 CHECKOUT = Path(__file__).resolve().parent.parent  # the source checkout, when running from one
@@ -158,11 +158,30 @@ EMPTY_ANSWER = {
     "end_of_middle": "the model judged that nothing is missing at this cursor",
     "max_tokens": "the model's text ran to --max-tokens without a usable end",
     "empty": "--max-tokens is 0",
+    "deadline": "the request ran out of time (--deadline) before the model wrote anything usable",
 }
 
 
 def explain_empty(stop_reason: str) -> str:
     return "no suggestion: " + EMPTY_ANSWER.get(stop_reason, f"the completion stopped ({stop_reason}) before writing anything")
+
+
+PROGRESS_EVERY_SECONDS = 5.0  # a request running longer says so on stderr this often
+
+
+def _run_with_progress(steps: Iterator[DenoiseStep], stream: TextIO) -> InfillResult:
+    """The stream's result; a line on `stream` every PROGRESS_EVERY_SECONDS while it runs
+    (a long request must not look hung: a 3000-token one printed nothing for 11 minutes)."""
+    started = last = time.perf_counter()
+    for step in steps:
+        if step.result is not None:
+            return step.result
+        now = time.perf_counter()
+        if now - last >= PROGRESS_EVERY_SECONDS:
+            last = now
+            written = sum(1 for piece in step.canvas if piece is not None)
+            print(f"-- still working: {now - started:.0f} s, pass {step.step}, {written} of {len(step.canvas)} canvas tokens written", file=stream, flush=True)
+    raise RuntimeError("the engine's stream ended without a result")
 
 
 def cmd_complete(args: argparse.Namespace) -> int:
@@ -173,8 +192,9 @@ def cmd_complete(args: argparse.Namespace) -> int:
     load_start = time.perf_counter()
     eng = engine.load(args.model)
     load_ms = (time.perf_counter() - load_start) * 1000
-    settings = {"max_tokens": args.max_tokens, "constrained": args.constrained}
-    result = eng.infill(prefix, suffix, language=_language_for(args.file, args.language), **{k: v for k, v in settings.items() if v is not None})
+    settings = {"max_tokens": args.max_tokens, "constrained": args.constrained, "deadline_seconds": args.deadline}
+    steps = eng.stream(prefix, suffix, language=_language_for(args.file, args.language), **{k: v for k, v in settings.items() if v is not None})
+    result = _run_with_progress(steps, sys.stderr)
     if args.json:
         print(json.dumps({**result.to_dict(), "model": eng.model_name, "load_ms": round(load_ms, 1)}))
     else:
@@ -228,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--language", default=None, help="language (default: from the file extension)")
     p.add_argument("--max-tokens", type=int, default=None)
     p.add_argument("--constrained", action=argparse.BooleanOptionalAction, default=None, help="syntax-constrained commits (default on)")
+    p.add_argument("--deadline", type=float, default=None, metavar="SECONDS", help="stop after this much wall time and print what was written (default 60; 0 = after one pass)")
     p.add_argument("--json", action="store_true", help="print the middle with its figures as JSON")
     p.set_defaults(handler=cmd_complete)
 
