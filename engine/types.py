@@ -54,6 +54,13 @@ def model_failure(error: BaseException) -> ModelFailure:
                         "has the details")
 
 
+# The longest middle any request may ask for, on every surface (CLI, batch, LSP, live
+# protocol, HTTP API): one bound in the one schema (issue 26 found four). A middle longer
+# than this is no completion, and the embedded model's 4096 positions hold it beside its
+# default context (1024 prefix + 256 suffix tokens).
+MAX_TOKENS = 2048
+
+
 def knob(default: Any, low: Optional[float] = None, high: Optional[float] = None, *, client: bool = False, choices: tuple[str, ...] = ()) -> Any:
     """A settings field: its default (whose type is the knob's type), inclusive bounds for
     numbers, the allowed values for text, and whether remote clients may set it (the live
@@ -71,7 +78,7 @@ class SamplerSettings:
     `check_knobs(SamplerSettings, ...)`, which reads types, bounds and who may set what
     from the fields below."""
 
-    max_tokens: int = knob(64, 0, 4096, client=True)  # most tokens the middle may have
+    max_tokens: int = knob(64, 0, MAX_TOKENS, client=True)  # most tokens the middle may have
     block_size: int = knob(8, 1, 256, client=True)  # canvas grows by this many masked positions at a time (a line is ~8 tokens)
     confidence_threshold: float = knob(0.9, 0.0, 1.0, client=True)  # commit every masked position at least this sure (with `contiguous`: each of the run)
     edit_threshold: float = knob(0.9, 0.0, 1.0, client=True)  # rewrite a committed canvas token if the model is this sure of another

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, TextIO
 
 from engine.text import ANY_BREAK, UTF32, TextIndex
-from engine.types import DenoiseStep, InfillError, InfillResult
+from engine.types import DenoiseStep, InfillError, InfillResult, SamplerSettings
 
 MAX_FILE_BYTES = 8_000_000
 CHECKOUT = Path(__file__).resolve().parent.parent  # the source checkout, when running from one
@@ -189,11 +189,12 @@ def cmd_complete(args: argparse.Namespace) -> int:
 
     text = read_source_file(args.file)
     prefix, suffix = split_at(text, args.line, args.column)
+    settings = {k: v for k, v in {"max_tokens": args.max_tokens, "constrained": args.constrained, "deadline_seconds": args.deadline}.items() if v is not None}
+    SamplerSettings().replace(**settings)  # the schema's bounds, before seconds go into loading the model
     load_start = time.perf_counter()
     eng = engine.load(args.model)
     load_ms = (time.perf_counter() - load_start) * 1000
-    settings = {"max_tokens": args.max_tokens, "constrained": args.constrained, "deadline_seconds": args.deadline}
-    steps = eng.stream(prefix, suffix, language=_language_for(args.file, args.language), **{k: v for k, v in settings.items() if v is not None})
+    steps = eng.stream(prefix, suffix, language=_language_for(args.file, args.language), **settings)
     result = _run_with_progress(steps, sys.stderr)
     if args.json:
         print(json.dumps({**result.to_dict(), "model": eng.model_name, "load_ms": round(load_ms, 1)}))
