@@ -153,17 +153,24 @@ def _language_for(path: Path, explicit: Optional[str]) -> Optional[str]:
 
 # Why a completion came back empty, in words (the figures line says `stop: <reason>`).
 EMPTY_ANSWER = {
-    "rejected": "every middle the model wrote would have left the code here unparseable, so infill "
-    "shows nothing rather than broken code (--no-constrained shows the model's raw text)",
-    "end_of_middle": "the model judged that nothing is missing at this cursor",
+    "rejected": "the syntax check refused what the model wrote: each middle it proposed would have left "
+    "the code here unparseable, so infill shows nothing rather than broken code",
+    "end_of_middle": "the model proposed nothing here (its answer was empty)",
     "max_tokens": "the model's text ran to --max-tokens without a usable end",
     "empty": "--max-tokens is 0",
     "deadline": "the request ran out of time (--deadline) before the model wrote anything usable",
 }
 
 
-def explain_empty(stop_reason: str) -> str:
-    return "no suggestion: " + EMPTY_ANSWER.get(stop_reason, f"the completion stopped ({stop_reason}) before writing anything")
+def explain_empty(stop_reason: str, unconstrained: Optional[str] = None) -> str:
+    """Why the answer is empty. `unconstrained`: the middle the same request gives without
+    the syntax check (asked only after a refusal); --no-constrained is suggested only when
+    it would show something, never for an answer that is empty either way."""
+    text = "no suggestion: " + EMPTY_ANSWER.get(stop_reason, f"the completion stopped ({stop_reason}) before writing anything")
+    if unconstrained is not None and unconstrained.strip():
+        first = unconstrained.strip().splitlines()[0]
+        text += f"; --no-constrained shows the model's raw text ({first[:60]!r}{'...' if len(first) > 60 else ''})"
+    return text
 
 
 PROGRESS_EVERY_SECONDS = 5.0  # a request running longer says so on stderr this often
@@ -173,15 +180,19 @@ def _run_with_progress(steps: Iterator[DenoiseStep], stream: TextIO) -> InfillRe
     """The stream's result; a line on `stream` every PROGRESS_EVERY_SECONDS while it runs
     (a long request must not look hung: a 3000-token one printed nothing for 11 minutes)."""
     started = last = time.perf_counter()
-    for step in steps:
+    result: Optional[InfillResult] = None
+    for step in steps:  # to its end: the stream holds the engine's lock until it is exhausted
         if step.result is not None:
-            return step.result
+            result = step.result
+            continue
         now = time.perf_counter()
         if now - last >= PROGRESS_EVERY_SECONDS:
             last = now
             written = sum(1 for piece in step.canvas if piece is not None)
             print(f"-- still working: {now - started:.0f} s, pass {step.step}, {written} of {len(step.canvas)} canvas tokens written", file=stream, flush=True)
-    raise RuntimeError("the engine's stream ended without a result")
+    if result is None:
+        raise RuntimeError("the engine's stream ended without a result")
+    return result
 
 
 def cmd_complete(args: argparse.Namespace) -> int:
@@ -205,7 +216,10 @@ def cmd_complete(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # the completion's line before the figures on stderr, in a terminal too
         print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
         if not result.middle.strip():
-            print(f"-- {explain_empty(result.stop_reason)}", file=sys.stderr)
+            unconstrained = None
+            if result.stop_reason == "rejected":  # would the raw text differ? ask, rather than hint blindly
+                unconstrained = eng.infill(prefix, suffix, language=_language_for(args.file, args.language), **{**settings, "constrained": False}).middle
+            print(f"-- {explain_empty(result.stop_reason, unconstrained)}", file=sys.stderr)
     return 0
 
 

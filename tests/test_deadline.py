@@ -58,7 +58,7 @@ def test_infill_complete_with_a_deadline_prints_the_partial_result_and_the_reaso
     path = tmp_path / "sample.py"
     path.write_text(PREFIX + SUFFIX)
     out = subprocess.run([sys.executable, "-m", "infill_lsp.cli", "complete", str(path), "--line", "2", "--column", "12", "--model", str(tiny_model_dir),
-                          "--max-tokens", "3000", "--deadline", "0", "--no-constrained", "--json"], capture_output=True, text=True, timeout=180)
+                          "--max-tokens", "2048", "--deadline", "0", "--no-constrained", "--json"], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     figures = json.loads(out.stdout)
     assert figures["stop_reason"] == "deadline" and figures["forwards"] <= 2  # the context and one canvas pass
