@@ -126,6 +126,7 @@ class InfillRun:
         last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
         self.schedule = [cfg] if request.constraint is None else [cfg, last_resort][: max(1, cfg.candidates)]
         self.attempt = 0
+        self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
         self.run = self._begin(forwards)
 
@@ -162,11 +163,16 @@ class InfillRun:
         if result.stop_reason != "cancelled" and request.constraint is not None:
             accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
             if accepted is None:
+                self.refused += result.vetoed > 0 or shows_something(result.middle)
                 result.vetoed += 1
-                if self.attempt < len(self.schedule):
+                if self.attempt < len(self.schedule) and result.stop_reason != "deadline":  # no time for another
                     self.run = self._begin(result.forwards, passes_before=final.step)
                     return
-                result.stop_reason = "rejected"
+                if result.stop_reason != "deadline" and self.refused:
+                    # "rejected" only when the check refused text; when every candidate
+                    # wrote nothing (an end, whitespace, an empty comment) and no commit was
+                    # vetoed, the model proposed nothing and the last candidate's reason stands.
+                    result.stop_reason = "rejected"
             result.middle = accepted or ""
         result.middle = tidy_middle(request.prefix, result.middle, request.suffix)
         if result.middle != sampled:  # the final check or the seams cut it: count what is returned

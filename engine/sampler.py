@@ -429,16 +429,23 @@ class Denoising:
         """The last step: the canvas's middle as an InfillResult."""
         middle_ids = self.canvas.middle_ids()
         tok = self.canvas.tok
+        if self.stop == "deadline" and tok.mask_id in self.canvas.ids:
+            # Cut short: the text up to the first position still masked, never text
+            # joined across a gap.
+            middle_ids = [t for t in self.canvas.ids[: self.canvas.ids.index(tok.mask_id)] if t != tok.eom_id]
         result = InfillResult(tok.decode(middle_ids), len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed)
         return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, result.ms, result=result)
 
 
 def stop_before_pass(run: Denoising, cancel: Optional[threading.Event]) -> Optional[str]:
-    """Why no pass should run (an empty canvas, a cancelled request), or None."""
+    """Why no pass should run (an empty canvas, a cancelled request, the request's
+    deadline passed after at least one pass), or None."""
     if run.canvas.size == 0:
         return "empty" if run.max_tokens == 0 else "end_of_middle"
     if cancel is not None and cancel.is_set():
         return "cancelled"
+    if run.step > 0 and time.perf_counter() - run.start >= run.settings.deadline_seconds:
+        return "deadline"
     return None
 
 

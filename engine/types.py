@@ -60,6 +60,13 @@ def model_failure(error: BaseException) -> ModelFailure:
                         "has the details")
 
 
+# The longest middle any request may ask for, on every surface (CLI, batch, LSP, live
+# protocol, HTTP API): one bound in the one schema (issue 26 found four). A middle longer
+# than this is no completion, and the embedded model's 4096 positions hold it beside its
+# default context (1024 prefix + 256 suffix tokens).
+MAX_TOKENS = 2048
+
+
 def knob(default: Any, low: Optional[float] = None, high: Optional[float] = None, *, client: bool = False, choices: tuple[str, ...] = ()) -> Any:
     """A settings field: its default (whose type is the knob's type), inclusive bounds for
     numbers, the allowed values for text, and whether remote clients may set it (the live
@@ -77,7 +84,7 @@ class SamplerSettings:
     `check_knobs(SamplerSettings, ...)`, which reads types, bounds and who may set what
     from the fields below."""
 
-    max_tokens: int = knob(64, 0, 4096, client=True)  # most tokens the middle may have
+    max_tokens: int = knob(64, 0, MAX_TOKENS, client=True)  # most tokens the middle may have
     block_size: int = knob(8, 1, 256, client=True)  # canvas grows by this many masked positions at a time (a line is ~8 tokens)
     confidence_threshold: float = knob(0.9, 0.0, 1.0, client=True)  # commit every masked position at least this sure (with `contiguous`: each of the run)
     edit_threshold: float = knob(0.9, 0.0, 1.0, client=True)  # rewrite a committed canvas token if the model is this sure of another
@@ -96,6 +103,10 @@ class SamplerSettings:
     copy_context_tokens: int = knob(2048, 0, 65536)  # prefix tokens the copy guess looks in (may exceed context_tokens)
     end_when_valid: bool = knob(False)  # with left_to_right and a constraint: stop at the first complete, valid middle
     cross_file_share: float = knob(0.25, 0.0, 1.0)  # at most this share of the prefix window goes to context from other files (engine/window.py)
+    # Wall time one request may take, its candidates included: past it no further pass runs
+    # and the request answers with what it has (stop reason "deadline"; 0 = after the first
+    # pass). A 3000-token request ran 11 minutes on a CPU with nothing to show (issue 26).
+    deadline_seconds: float = knob(60.0, 0.0, 3600.0)
 
     def replace(self, **changes: object) -> "SamplerSettings":
         """A copy with some knobs changed (None keeps a knob); a knob that is unknown or
@@ -172,7 +183,7 @@ class InfillResult:
     tokens: int  # tokens in the middle
     forwards: int  # model forward passes spent (canvas passes; the context pass counts as one)
     ms: float  # wall time in milliseconds, model loading excluded
-    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing) | "rejected"
+    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far)
     edits: int = 0  # token-to-token rewrites applied
     vetoed: int = 0  # commits refused by the syntax constraint
     cached_context_tokens: int = 0  # context tokens whose keys/values came from the cache

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from . import polish as polish_mod
+from .python_check import adds_python_error
 from .splice import added_errors, splice_error_balance
 from .registry import LanguageSpec
 from .syntax import SyntaxErrorSpan, minimal_errors, token_left, token_right
@@ -212,7 +213,12 @@ class TreeSitterConstraint:
         started = time.perf_counter()
         try:
             with self._lock:
-                ok = added_errors(self._windows.get(prefix, suffix), middle) == 0
+                window = self._windows.get(prefix, suffix)
+                ok = added_errors(window, middle) == 0
+                if ok and self.spec.name == "python":
+                    # tree-sitter-python lets through code CPython refuses (a statement
+                    # indented deeper than its block): ask CPython too, on the same window.
+                    ok = not adds_python_error(window.prefix_text, middle, window.suffix_text)
         finally:
             self.stats.final_calls += 1
             self.stats.final_seconds += time.perf_counter() - started

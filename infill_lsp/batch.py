@@ -1,11 +1,11 @@
 """`infill batch`: the stable JSONL contract that evaluations and other tools use.
 
-Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_tokens"?: int (0..2048), "constrained"?: bool}
+Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_tokens"?: int (0..2048, engine.types.MAX_TOKENS), "constrained"?: bool}
 Output line: {"id", "middle", "tokens", "forwards", "ms", ...more figures} — one per input
 line (a blank one too), in input order. A bad line (unknown language included) yields
 {"id": ... or null, "error": "..."} and the batch goes on. Model loading is excluded from
 every line's `ms`. The settings are checked by the engine's one schema
-(`engine.types.check_knobs`), with max_tokens capped at MAX_TOKENS_LIMIT.
+(`engine.types.check_knobs`), max_tokens's bound included.
 """
 from __future__ import annotations
 
@@ -17,10 +17,8 @@ from typing import IO, Any, Optional, Union
 
 from engine.types import InfillError, ModelFailure, SamplerSettings, SettingsError, check_knobs
 
-# The sampler knobs a batch line may carry, validated by the engine's one settings schema;
-# the batch contract caps max_tokens lower than the schema does.
+# The sampler knobs a batch line may carry, validated by the engine's one settings schema.
 BATCH_SETTINGS = ("max_tokens", "constrained")
-MAX_TOKENS_LIMIT = 2048  # a middle longer than this is no completion; larger asks are refused
 
 
 class BadLine(ValueError):
@@ -53,7 +51,7 @@ def _fields(item: dict[str, Any]) -> dict[str, Any]:
         check_language(language)
     try:
         raw = {k: item[k] for k in BATCH_SETTINGS if item.get(k) is not None}
-        settings = check_knobs(SamplerSettings, raw, allowed=BATCH_SETTINGS, upper={"max_tokens": MAX_TOKENS_LIMIT})
+        settings = check_knobs(SamplerSettings, raw, allowed=BATCH_SETTINGS)
     except SettingsError as error:
         raise ValueError(str(error)) from None
     return {"prefix": item["prefix"], "suffix": item["suffix"], "language": language, **settings}

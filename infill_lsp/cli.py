@@ -16,10 +16,10 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional, TextIO
 
 from engine.text import ANY_BREAK, UTF32, TextIndex
-from engine.types import InfillError
+from engine.types import DenoiseStep, InfillError, InfillResult, SamplerSettings
 
 MAX_FILE_BYTES = 8_000_000
 
@@ -128,16 +128,46 @@ def _language_for(path: Path, explicit: Optional[str]) -> Optional[str]:
 
 # Why a completion came back empty, in words (the figures line says `stop: <reason>`).
 EMPTY_ANSWER = {
-    "rejected": "every middle the model wrote would have left the code here unparseable, so infill "
-    "shows nothing rather than broken code (--no-constrained shows the model's raw text)",
-    "end_of_middle": "the model judged that nothing is missing at this cursor",
+    "rejected": "the syntax check refused what the model wrote: each middle it proposed would have left "
+    "the code here unparseable, so infill shows nothing rather than broken code",
+    "end_of_middle": "the model proposed nothing here (its answer was empty)",
     "max_tokens": "the model's text ran to --max-tokens without a usable end",
     "empty": "--max-tokens is 0",
+    "deadline": "the request ran out of time (--deadline) before the model wrote anything usable",
 }
 
 
-def explain_empty(stop_reason: str) -> str:
-    return "no suggestion: " + EMPTY_ANSWER.get(stop_reason, f"the completion stopped ({stop_reason}) before writing anything")
+def explain_empty(stop_reason: str, unconstrained: Optional[str] = None) -> str:
+    """Why the answer is empty. `unconstrained`: the middle the same request gives without
+    the syntax check (asked only after a refusal); --no-constrained is suggested only when
+    it would show something, never for an answer that is empty either way."""
+    text = "no suggestion: " + EMPTY_ANSWER.get(stop_reason, f"the completion stopped ({stop_reason}) before writing anything")
+    if unconstrained is not None and unconstrained.strip():
+        first = unconstrained.strip().splitlines()[0]
+        text += f"; --no-constrained shows the model's raw text ({first[:60]!r}{'...' if len(first) > 60 else ''})"
+    return text
+
+
+PROGRESS_EVERY_SECONDS = 5.0  # a request running longer says so on stderr this often
+
+
+def _run_with_progress(steps: Iterator[DenoiseStep], stream: TextIO) -> InfillResult:
+    """The stream's result; a line on `stream` every PROGRESS_EVERY_SECONDS while it runs
+    (a long request must not look hung: a 3000-token one printed nothing for 11 minutes)."""
+    started = last = time.perf_counter()
+    result: Optional[InfillResult] = None
+    for step in steps:  # to its end: the stream holds the engine's lock until it is exhausted
+        if step.result is not None:
+            result = step.result
+            continue
+        now = time.perf_counter()
+        if now - last >= PROGRESS_EVERY_SECONDS:
+            last = now
+            written = sum(1 for piece in step.canvas if piece is not None)
+            print(f"-- still working: {now - started:.0f} s, pass {step.step}, {written} of {len(step.canvas)} canvas tokens written", file=stream, flush=True)
+    if result is None:
+        raise RuntimeError("the engine's stream ended without a result")
+    return result
 
 
 def cmd_complete(args: argparse.Namespace) -> int:
@@ -145,11 +175,13 @@ def cmd_complete(args: argparse.Namespace) -> int:
 
     text = read_source_file(args.file)
     prefix, suffix = split_at(text, args.line, args.column)
+    settings = {k: v for k, v in {"max_tokens": args.max_tokens, "constrained": args.constrained, "deadline_seconds": args.deadline}.items() if v is not None}
+    SamplerSettings().replace(**settings)  # the schema's bounds, before seconds go into loading the model
     load_start = time.perf_counter()
     eng = engine.load(args.model)
     load_ms = (time.perf_counter() - load_start) * 1000
-    settings = {"max_tokens": args.max_tokens, "constrained": args.constrained}
-    result = eng.infill(prefix, suffix, language=_language_for(args.file, args.language), **{k: v for k, v in settings.items() if v is not None})
+    steps = eng.stream(prefix, suffix, language=_language_for(args.file, args.language), **settings)
+    result = _run_with_progress(steps, sys.stderr)
     if args.json:
         print(json.dumps({**result.to_dict(), "model": eng.model_name, "load_ms": round(load_ms, 1)}))
     else:
@@ -159,7 +191,10 @@ def cmd_complete(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # the completion's line before the figures on stderr, in a terminal too
         print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
         if not result.middle.strip():
-            print(f"-- {explain_empty(result.stop_reason)}", file=sys.stderr)
+            unconstrained = None
+            if result.stop_reason == "rejected":  # would the raw text differ? ask, rather than hint blindly
+                unconstrained = eng.infill(prefix, suffix, language=_language_for(args.file, args.language), **{**settings, "constrained": False}).middle
+            print(f"-- {explain_empty(result.stop_reason, unconstrained)}", file=sys.stderr)
     return 0
 
 
@@ -181,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--language", default=None, help="language (default: from the file extension)")
     p.add_argument("--max-tokens", type=int, default=None)
     p.add_argument("--constrained", action=argparse.BooleanOptionalAction, default=None, help="syntax-constrained commits (default on)")
+    p.add_argument("--deadline", type=float, default=None, metavar="SECONDS", help="stop after this much wall time and print what was written (default 60; 0 = after one pass)")
     p.add_argument("--json", action="store_true", help="print the middle with its figures as JSON")
     p.set_defaults(handler=cmd_complete)
 

@@ -140,7 +140,7 @@ def test_foreign_origin_is_403_and_own_or_allowed_origins_pass(live: LiveServer,
     (json.dumps({"suffix": "x"}).encode(), 400, "invalid_value", "prompt"),
     (json.dumps({"prompt": 5}).encode(), 400, "invalid_value", "prompt"),
     (json.dumps({"prompt": "x", "suffix": ["y"]}).encode(), 400, "invalid_value", "suffix"),
-    (json.dumps({"prompt": "x", "max_tokens": 0}).encode(), 400, "invalid_value", "max_tokens"),
+    (json.dumps({"prompt": "x", "max_tokens": 2049}).encode(), 400, "invalid_value", "max_tokens"),  # the schema's bound (0 is allowed, as on every surface)
     (json.dumps({"prompt": "x", "max_tokens": 10_000}).encode(), 400, "invalid_value", "max_tokens"),
     (json.dumps({"prompt": "x", "temperature": -1}).encode(), 400, "invalid_value", "temperature"),
     (json.dumps({"prompt": "x", "stop": [""]}).encode(), 400, "invalid_value", "stop"),

@@ -90,8 +90,17 @@ def test_playground_shows_denoising_live_and_applies_the_result(served: tuple[An
     assert intermediate[0]["masked"] > intermediate[-1]["masked"], "masked positions did not resolve over the passes"
     step_lines = page.locator("#steps li").all_inner_texts()
     assert len(step_lines) >= 2 and all(" ms" in line and "tokens" in line for line in step_lines)
-    assert "tokens/pass" in page.locator("#stats").inner_text()
+    stats = page.locator("#stats").inner_text()
     assert not errors, errors
+    # The line's count of passes is the list's (issue 26: "4 passes" over a list of 3, the
+    # context's encoding counted as a pass): each item is one pass, or says how many merged.
+    listed = sum(int(line.split("(")[-1].split()[0]) if "passes merged" in line else 1 for line in step_lines)
+    passes = int(stats.split(" tokens in ")[1].split()[0])
+    assert passes == listed == int(step_lines[-1].split(":")[0].split()[1]), (stats, step_lines)
+    assert "tokens/forward" in stats  # the engine's figure, per forward (the encoding included)
+    forwards = eng.infill(TYPED_PREFIX, TYPED_SUFFIX, language="python", max_tokens=MAX_TOKENS).forwards
+    assert ("context encoding" in stats) == (f"({passes + 1} forwards)" in stats), stats
+    assert forwards in (passes, passes + 1)
 
     # Greedy decoding is deterministic: the engine, asked directly, gives the same middle.
     expected = eng.infill(TYPED_PREFIX, TYPED_SUFFIX, language="python", max_tokens=MAX_TOKENS).middle

@@ -1,6 +1,7 @@
 """Sampler behaviour, on a scripted model (exact control of what the model 'believes')
 and on a tiny random transformer (the real code path end to end)."""
 import threading
+import time
 
 import pytest
 import torch
@@ -295,7 +296,7 @@ def test_the_sampler_steps_compose_into_the_driver(tok):
     model = ScriptedModel(tok, [5, 6, 7], [0.95, 0.95, 0.3])
     settings = SamplerSettings(max_tokens=8, block_size=4, confidence_threshold=0.9, contiguous=False)
     whole = run_to_end(denoise(model, tok, None, settings))
-    run = Denoising.begin(tok, settings, None, "", "", None, 0.0, 0)
+    run = Denoising.begin(tok, settings, None, "", "", None, time.perf_counter(), 0)
     steps = 0
     while run.stop is None:
         logits = model.canvas_logits(None, torch.tensor([run.canvas.ids]))[0]
@@ -307,7 +308,7 @@ def test_the_sampler_steps_compose_into_the_driver(tok):
         run.stop = grow(run)
     assert tok.decode(run.canvas.middle_ids()) == whole.middle and steps == whole.forwards
     # The same through the state's own interface: canvas out, logits in.
-    again = Denoising.begin(tok, settings, None, "", "", None, 0.0, 0)
+    again = Denoising.begin(tok, settings, None, "", "", None, time.perf_counter(), 0)
     while (ids := again.canvas_ids()) is not None:
         again.advance(model.canvas_logits(None, torch.tensor([ids]))[0])
     assert again.finish().result.middle == whole.middle

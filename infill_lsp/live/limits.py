@@ -5,6 +5,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
+from engine.types import MAX_TOKENS
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -21,7 +23,7 @@ class Limits:
     max_backlog_frames: int = 512  # unsent non-coalescable frames before closing with 4008
     send_stall_seconds: float = 15.0  # a frame that cannot be sent this long (nothing read): 4008, then drop
     keepalive_seconds: float = 20.0  # ping period; no pong within as long: 4008 (the client stopped reading)
-    max_request_tokens: int = 256  # cap on a request's max_tokens
+    max_request_tokens: int = MAX_TOKENS  # cap on a request's max_tokens: the schema's bound unless a server lowers it
 
     def public(self) -> dict[str, Any]:
         """What the `hello` frame tells clients."""

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from engine.types import brief
+from engine.types import SamplerSettings, SettingsError, brief, check_knob
 
 from . import protocol as p
 
@@ -117,9 +117,10 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
     settings, language, cross_file = _infill_extension(data.get("infill"), max_request_tokens)
     max_tokens = data.get("max_tokens")
     if max_tokens is not None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= max_request_tokens:
-            raise _bad(f"'max_tokens' must be an integer in [1, {max_request_tokens}]", "max_tokens")
-        settings["max_tokens"] = max_tokens
+        try:  # the engine's schema, as every other surface checks it
+            settings["max_tokens"] = check_knob(SamplerSettings, "max_tokens", max_tokens, upper={"max_tokens": max_request_tokens})
+        except SettingsError as error:
+            raise _bad(str(error), "max_tokens") from None
     temperature = data.get("temperature")
     if temperature is not None:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= MAX_TEMPERATURE:

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
-from engine.types import SamplerSettings, SettingsError, brief, check_knobs, client_knobs
+from engine.types import MAX_TOKENS, SamplerSettings, SettingsError, brief, check_knobs, client_knobs
 
 PROTOCOL_VERSION = 1
 WEBSOCKET_PATH = "/ws"
@@ -140,7 +140,7 @@ class CloseMessage:
 ClientMessage = Union[OpenMessage, EditMessage, InfillMessage, CancelMessage, CloseMessage]
 
 
-def parse_message(raw: Union[str, bytes], *, max_request_tokens: int = 1024) -> ClientMessage:
+def parse_message(raw: Union[str, bytes], *, max_request_tokens: int = MAX_TOKENS) -> ClientMessage:
     """Decode and validate one client text frame; raises ProtocolError with a precise code."""
     if isinstance(raw, (bytes, bytearray)):
         raise ProtocolError(E_BAD_MESSAGE, "binary frames are not part of the protocol; send JSON text frames")

@@ -106,7 +106,7 @@
       id: id, start: start, end: end, text: text,
       prefixTail: before.slice(-CONTEXT_LINES).join("\n"),
       suffixHead: after.slice(0, CONTEXT_LINES).join("\n"),
-      canvas: [], fresh: new Set(), edited: new Set(), stepsRendered: 0,
+      canvas: [], fresh: new Set(), edited: new Set(), stepsRendered: 0, lastPass: 0,
     };
     stepsList.replaceChildren();
     statsView.textContent = "";
@@ -163,6 +163,7 @@
       (change.kind === "edit" ? pending.edited : pending.fresh).add(change.position);
     }
     pending.stepsRendered += 1;
+    pending.lastPass = frame.step; // passes are numbered on across candidates and merged frames
     renderCanvas(); // synchronously, so every step frame becomes a rendering of its own
     const item = document.createElement("li");
     item.className = "step";
@@ -177,8 +178,13 @@
     if (!pending || frame.id !== pending.id) return;
     const request = pending;
     const s = frame.stats;
-    statsView.textContent = `${s.tokens} tokens in ${s.forwards} passes ` +
-      `(${s.tokens_per_forward.toFixed(2)} tokens/pass) · ${s.ms.toFixed(1)} ms engine · ` +
+    // `forwards` counts the context's encoding as a model pass too; the list shows only the
+    // canvas passes, so the line counts those and names the encoding apart ("4 passes" over
+    // a list of 3 was the encoding counted as a pass).
+    const passes = request.lastPass;
+    const encoding = s.forwards > passes ? ` + context encoding (${s.forwards} forwards)` : "";
+    statsView.textContent = `${s.tokens} tokens in ${passes} ${passes === 1 ? "pass" : "passes"}${encoding} ` +
+      `(${s.tokens_per_forward.toFixed(2)} tokens/forward) · ${s.ms.toFixed(1)} ms engine · ` +
       `${frame.elapsed_ms.toFixed(1)} ms total · ${s.stop_reason}`;
     summaryView.textContent = "done";
     pending.fresh = new Set();

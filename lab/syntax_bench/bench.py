@@ -15,9 +15,11 @@ training corpus). For each setting it reports, side by side:
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -79,11 +81,28 @@ class SettingResult:
         }
 
 
+def _python_parses(text: str) -> bool:
+    """Whether CPython's own parser accepts `text` (parsed only, never run)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes and the like are warnings, not errors
+            compile(text, "<splice>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def splice_parses(task: InfillTask, middle: str) -> bool:
-    """Whether prefix + middle + suffix parses with no ERROR or MISSING node."""
+    """Whether prefix + middle + suffix parses with no ERROR or MISSING node, and for
+    Python also with CPython's parser (where it accepts the original file): tree-sitter-python
+    accepts some code CPython rejects (a statement indented deeper than its block)."""
+    text = task.prefix + middle + task.suffix
     parser = ts.Parser(get(task.language).ts_language())
-    tree = parser.parse((task.prefix + middle + task.suffix).encode("utf-8"))
-    return not tree.root_node.has_error
+    if parser.parse(text.encode("utf-8")).root_node.has_error:
+        return False
+    if task.language == "python" and not _python_parses(text):
+        return not _python_parses(task.prefix + task.middle + task.suffix)  # a file newer than this Python: not judged
+    return True
 
 
 def run_setting(engine: Any, tasks: Sequence[InfillTask], constrained: bool, **settings: Any) -> SettingResult:

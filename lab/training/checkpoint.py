@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import time
+import signal
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -44,18 +44,45 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _write_with_injected_delay(handle: Any, data: bytes) -> None:
-    """handle.write(data); with INFILL_CHECKPOINT_WRITE_DELAY=seconds set (fault-injection
-    tests), the first half is written, then the writer sleeps: a kill then lands mid-save."""
-    delay = float(os.environ.get("INFILL_CHECKPOINT_WRITE_DELAY", "0") or 0)
-    if delay <= 0:
-        handle.write(data)
+# The named moments of a save, in order. A fault-injection test sets
+# INFILL_CHECKPOINT_KILL_AT=<file name>:<point>:<n> and the process SIGKILLs itself at that
+# point of its n-th save of that file name (counted from 1 in this process): a kill then
+# lands exactly where the test wants it, whatever the machine's load (a timed kill missed
+# the save window under load).
+KILL_POINTS = (
+    "opened",  # the temporary file exists, nothing written
+    "half-written",  # half the bytes written and flushed to the temporary file
+    "synced",  # the temporary file is complete and fsynced, not yet renamed
+    "previous-kept",  # the old checkpoint moved to .prev, the new one not yet in place
+    "renamed",  # the new checkpoint in place, the folder not yet fsynced
+    "done",  # the save returned
+)
+_saves_started: dict[str, int] = {}  # file name -> saves begun by this process
+
+
+def _kill_point(path: Path, point: str) -> None:
+    """SIGKILL this process if INFILL_CHECKPOINT_KILL_AT names `point` of the current save of `path`."""
+    spec = os.environ.get("INFILL_CHECKPOINT_KILL_AT")
+    if not spec:
         return
-    half = len(data) // 2
-    handle.write(data[:half])
-    handle.flush()
-    time.sleep(delay)
-    handle.write(data[half:])
+    name, at, nth = (spec.split(":") + ["", ""])[:3]
+    if at not in KILL_POINTS or not nth.isdigit():
+        raise ValueError(f"INFILL_CHECKPOINT_KILL_AT={spec!r}: expected <file name>:<point>:<n>, the point one of {', '.join(KILL_POINTS)}")
+    if name == path.name and at == point and _saves_started.get(path.name) == int(nth):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _write_in_halves(path: Path) -> Callable[[Any, bytes], None]:
+    """handle.write(data), in two halves with a kill point between them."""
+
+    def write(handle: Any, data: bytes) -> None:
+        half = len(data) // 2
+        handle.write(data[:half])
+        handle.flush()
+        _kill_point(path, "half-written")
+        handle.write(data[half:])
+
+    return write
 
 
 def atomic_save(obj: Any, path: Path, keep_previous: bool = True, _write: Optional[Callable[[Any, bytes], None]] = None) -> None:
@@ -68,20 +95,26 @@ def atomic_save(obj: Any, path: Path, keep_previous: bool = True, _write: Option
     payload = buffer.getvalue()
     data = MAGIC + hashlib.sha256(payload).digest() + payload
     tmp = path.with_name(path.name + ".tmp")
+    _saves_started[path.name] = _saves_started.get(path.name, 0) + 1
     try:
         with open(tmp, "wb") as handle:
-            (_write or _write_with_injected_delay)(handle, data)
+            _kill_point(path, "opened")
+            (_write or _write_in_halves(path))(handle, data)
             handle.flush()
             os.fsync(handle.fileno())
+        _kill_point(path, "synced")
         if keep_previous and path.exists():
             os.replace(path, path.with_name(path.name + ".prev"))
+            _kill_point(path, "previous-kept")
         os.replace(tmp, path)
+        _kill_point(path, "renamed")
         _fsync_dir(path.parent)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         intact = path if path.exists() else path.with_name(path.name + ".prev")
         left = f"{intact} is intact" if intact.exists() else "no earlier checkpoint exists"
         raise CheckpointError(f"could not write {path}: {exc.strerror or exc}; {left}") from exc
+    _kill_point(path, "done")
 
 
 def load_verified(path: Path) -> Any:

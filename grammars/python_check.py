@@ -1,0 +1,130 @@
+"""CPython's own parser as a second final check for Python splices (issue 26).
+
+tree-sitter-python accepts some code that CPython refuses: a statement indented deeper than
+its block (`return x` where an `if ...:` line was removed leaves the `if`'s body at an
+indentation nothing opened) parses without an error in tree-sitter, and CPython stops at it
+with `IndentationError: unexpected indent`. So the final check of a Python splice also asks
+CPython (parse only, never run: `compile(..., PyCF_ONLY_AST)`).
+
+CPython reports only its first error, so the judgement compares the first error of the
+window with the middle spliced in against that of the window with the hole left empty:
+
+* no error in the splice: fine;
+* an error in the splice where the empty hole parses: the middle added it, refused;
+* an error on the lines the middle touches (from the cursor's line to the first line of code
+  after the middle, where CPython reports a wrong indentation or a missing block): refused,
+  whatever the empty hole did there (an empty hole's own error must be repaired, as in the
+  tree-sitter check);
+* an error elsewhere where the empty hole has one too (the file has an error of its own, the
+  window starts inside a bracket): CPython cannot judge the middle, and tree-sitter's
+  verdict stands.
+
+A window that starts inside a block (its first line indented) gets `if 1:` lines before it
+that open the blocks it needs, or CPython would stop at its first line whatever the middle.
+
+Windows bigger than MAX_WINDOW_BYTES are trimmed to the top-level statements around the
+cursor (a column-0 line before the cursor's line to one after the touched lines), so that
+one check stays around a few milliseconds; if that is still too big, CPython is not asked.
+"""
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass
+from typing import Optional
+
+MAX_WINDOW_BYTES = 64_000  # ~20 ms to parse on a shared CPU; a 6 kB window takes ~1.5 ms
+
+
+@dataclass(frozen=True)
+class PythonError:
+    line: int  # 1-based, in the text parsed
+    message: str
+
+
+def first_error(text: str) -> Optional[PythonError]:
+    """CPython's first syntax error in `text`, or None if it parses."""
+    try:
+        with warnings.catch_warnings():
+            # Invalid escapes and the like are warnings, and under `-W error` they would
+            # become SyntaxErrors the file does not have.
+            warnings.simplefilter("ignore")
+            compile(text, "<window>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:  # IndentationError and TabError included
+        return PythonError(exc.lineno or 1, exc.msg)
+    except ValueError as exc:  # a NUL byte
+        return PythonError(1, str(exc))
+    return None
+
+
+def _is_code(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def _is_top_level(line: str) -> bool:
+    return _is_code(line) and not line[:1].isspace()
+
+
+def _touched_lines(lines: list[str], first: int, last: int) -> int:
+    """The last line (0-based) of the touched region: the first line of code after `last`
+    (where CPython reports `unexpected indent` or `expected an indented block`)."""
+    for i in range(last + 1, len(lines)):
+        if _is_code(lines[i]):
+            return i
+    return len(lines) - 1
+
+
+def _trim(prefix: str, suffix: str) -> tuple[str, str]:
+    """The window cut to whole top-level statements around the cursor, when it is too big."""
+    if len((prefix + suffix).encode("utf-8")) <= MAX_WINDOW_BYTES:
+        return prefix, suffix
+    head = prefix.split("\n")
+    start = 0
+    for i in range(len(head) - 2, -1, -1):  # a column-0 line before the cursor's line
+        if _is_top_level(head[i]):
+            start = i
+            break
+    tail = suffix.split("\n")
+    end = len(tail)
+    for i in range(1, len(tail)):  # a column-0 line after the cursor's line
+        if _is_top_level(tail[i]):
+            end = i
+            break
+    return "\n".join(head[start:]), "\n".join(tail[:end])
+
+
+def _block_headers(prefix: str, suffix: str) -> str:
+    """`if 1:` lines that open every block a window starting inside one needs.
+
+    A window that starts inside a class or a function (the file is one big block, or its
+    first line is indented) fails CPython at its first line whatever the middle. Headers at
+    each indentation below the first line's that the window dedents to (plus column 0) make
+    it parse as the file would; `else`/`elif` after them still parse too."""
+    before = [line for line in prefix.split("\n")[:-1] if _is_code(line)]  # not the cursor's line: the middle's
+    if not before or not before[0][:1].isspace():
+        return ""
+    first = before[0][: len(before[0]) - len(before[0].lstrip())]
+    lines = before[1:] + [line for line in suffix.split("\n") if _is_code(line)]
+    levels = {""} | {line[: len(line) - len(line.lstrip())] for line in lines}
+    return "".join(f"{level}if 1:\n" for level in sorted(levels, key=len) if len(level) < len(first))
+
+
+def adds_python_error(prefix: str, middle: str, suffix: str) -> bool:
+    """Whether CPython refuses prefix + middle + suffix for a reason the middle is to blame
+    for (see the module docstring); False where CPython cannot judge."""
+    prefix, suffix = _trim(prefix, suffix)
+    headers = _block_headers(prefix, suffix)
+    prefix = headers + prefix
+    text = prefix + middle + suffix
+    if len(text.encode("utf-8")) > MAX_WINDOW_BYTES:
+        return False
+    error = first_error(text)
+    if error is None:
+        return False
+    first = prefix.count("\n")  # 0-based line of the cursor
+    last = first + middle.count("\n")  # and of the middle's end
+    touched_end = _touched_lines(text.split("\n"), first, last)
+    if first + 1 <= error.line <= touched_end + 1:
+        return True
+    return first_error(prefix + suffix) is None
