@@ -90,6 +90,7 @@ class SamplerSettings:
     copy_context_tokens: int = knob(2048, 0, 65536)  # prefix tokens the copy guess looks in (may exceed context_tokens)
     end_when_valid: bool = knob(False)  # with left_to_right and a constraint: stop at the first complete, valid middle
     cross_file_share: float = knob(0.25, 0.0, 1.0)  # at most this share of the prefix window goes to context from other files (engine/window.py)
+    heal_cursor: bool = knob(True, client=True)  # a prefix ending in spaces/tabs is cut before them and the model writes them (token healing, engine/window.py, docs/ladder.md)
 
     def replace(self, **changes: object) -> "SamplerSettings":
         """A copy with some knobs changed (None keeps a knob); a knob that is unknown or
