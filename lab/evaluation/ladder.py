@@ -135,6 +135,24 @@ def ladder(eng, sets: list[str], cursors: list[str], rungs: list[str], limit: Op
     return out
 
 
+def markdown(before: dict, after: Optional[dict] = None) -> str:
+    """The ladder as a markdown table per set; with `after`, each cell is `before → after`
+    (exact match / empty answers / pass@1)."""
+    lines = []
+    for set_name, cursors in before["ladder"].items():
+        he = set_name == "humaneval"
+        lines += [f"{set_name} ({before['limit']} items, {before['model']})", "",
+                  "| cursor | rung | exact match % | empty |" + (" pass@1 % |" if he else ""),
+                  "| --- | --- | ---: | ---: |" + (" ---: |" if he else "")]
+        for cursor, rungs in cursors.items():
+            for rung, row in rungs.items():
+                new = (after or {}).get("ladder", {}).get(set_name, {}).get(cursor, {}).get(rung)
+                cell = lambda key: f"{row[key]:g}" + (f" → {new[key]:g}" if new and new[key] != row[key] else "")  # noqa: E731
+                lines.append(f"| {cursor} | {rung} | {cell('exact_match')} | {cell('empty')} |" + (f" {cell('pass_at_1')} |" if he else ""))
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     import engine
 
@@ -147,7 +165,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--heal", action=argparse.BooleanOptionalAction, default=True, help="token healing at the cursor (the engine's default: on)")
     parser.add_argument("--jobs", type=int, default=2, help="HumanEval programs run at once")
     parser.add_argument("--json", type=Path, default=None, help="write the report (JSON) here")
+    parser.add_argument("--render", type=Path, nargs="+", default=None, metavar="JSON", help="print a report (or a before and an after report) as markdown tables, run nothing")
     args = parser.parse_args(argv)
+    if args.render:
+        reports = [json.loads(path.read_text()) for path in args.render[:2]]
+        print(markdown(*reports))
+        return 0
     pick = lambda text, known: [x for x in text.split(",") if x] if set(text.split(",")) - {""} <= set(known) else parser.error(f"choose from {', '.join(known)}")  # noqa: E731
     sets, cursors, rungs = pick(args.sets, SETS), pick(args.cursors, CURSORS), pick(args.rungs, RUNGS)
     eng = engine.load(args.model)
