@@ -141,7 +141,7 @@ def markdown(before: dict, after: Optional[dict] = None) -> str:
     lines = []
     for set_name, cursors in before["ladder"].items():
         he = set_name == "humaneval"
-        lines += [f"{set_name} ({before['limit']} items, {before['model']})", "",
+        lines += [f"{set_name} ({before['limit']} items, {before['model_dir']})", "",
                   "| cursor | rung | exact match % | empty |" + (" pass@1 % |" if he else ""),
                   "| --- | --- | ---: | ---: |" + (" ---: |" if he else "")]
         for cursor, rungs in cursors.items():
