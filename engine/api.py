@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Hashable, Iterator, Optional
 
@@ -27,7 +27,7 @@ from engine.sampler import Denoising, run_to_end
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
-from engine.window import ContextWindow, context_window, prefix_tail
+from engine.window import ContextWindow, context_window, heal_cursor, prefix_tail, unheal_middle, unheal_pieces
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
@@ -99,12 +99,13 @@ class _Request:
     """What every candidate of one request shares."""
 
     context: object  # the encoded context (the model's cache)
-    prefix: str  # the whole text before the cursor (the syntax check and the copy rule read it)
+    prefix: str  # the whole text before the (healed) cursor (the syntax check and the copy rule read it)
     suffix: str
     constraint: Optional[SyntaxConstraint]
     cancel: Optional[threading.Event]
     start: float  # perf_counter() at the request's start
     copy_source: list[int]
+    healed: str = ""  # the whitespace cut from the end of the user's prefix (token healing): the user's prefix is prefix + healed
 
 
 class InfillRun:
@@ -149,8 +150,15 @@ class InfillRun:
         return None
 
     def advance(self, logits: torch.Tensor) -> DenoiseStep:
-        """One pass of the current candidate, given the model's (N, V) logits."""
-        return self.run.advance(logits)
+        """One pass of the current candidate, given the model's (N, V) logits; with a
+        healed cursor the streamed canvas is shown from the user's cursor."""
+        step = self.run.advance(logits)
+        healed = self.request.healed
+        if healed:
+            canvas = unheal_pieces(step.canvas, healed)
+            changes = [replace(c, text=canvas[c.position]) if c.position < len(canvas) and canvas[c.position] is not None and canvas[c.position] != step.canvas[c.position] else c for c in step.changes]
+            step = replace(step, canvas=canvas, changes=changes)
+        return step
 
     def _judge(self, final: DenoiseStep) -> None:
         """A candidate ended: keep its (cut) middle, or start the next candidate, or answer
@@ -174,7 +182,9 @@ class InfillRun:
                     # vetoed, the model proposed nothing and the last candidate's reason stands.
                     result.stop_reason = "rejected"
             result.middle = accepted or ""
-        result.middle = tidy_middle(request.prefix, result.middle, request.suffix)
+        # Healed cursor: the model wrote the whitespace the user had typed; the answer is
+        # relative to the user's cursor (engine/window.py: unheal_middle).
+        result.middle = tidy_middle(request.prefix + request.healed, unheal_middle(result.middle, request.healed), request.suffix)
         if result.middle != sampled:  # the final check or the seams cut it: count what is returned
             result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0
         self.final = final
@@ -187,7 +197,11 @@ class InfillJob:
     `final_step()` carries the InfillResult once `canvas_ids()` says None."""
 
     def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None) -> None:
-        self.engine, self.prefix, self.suffix, self.cfg, self.constraint = engine, prefix, suffix, cfg, constraint
+        self.engine, self.suffix, self.cfg, self.constraint = engine, suffix, cfg, constraint
+        # Token healing: the model sees the prefix cut before its trailing spaces/tabs
+        # (engine/window.py: heal_cursor) and the answer is handed back relative to the
+        # real cursor (InfillRun).
+        self.prefix, self.healed = heal_cursor(prefix) if cfg.heal_cursor else (prefix, "")
         self.cancel, self.cross_file, self.cache_key = cancel, cross_file, cache_key
         self.run: Optional[InfillRun] = None
         self.reused = 0
@@ -198,7 +212,7 @@ class InfillJob:
         engine, cfg, start = self.engine, self.cfg, time.perf_counter()
         prefix_ids, suffix_ids = engine.context_ids(self.prefix, self.suffix, self.cross_file, cfg)
         context, self.reused = engine._encode(prefix_ids, suffix_ids, self.cache_key)
-        request = _Request(context, self.prefix, self.suffix, self.constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg))
+        request = _Request(context, self.prefix, self.suffix, self.constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed)
         self.run = InfillRun(engine, request, cfg, forwards=1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
 
     @property

@@ -107,6 +107,7 @@ class SamplerSettings:
     # and the request answers with what it has (stop reason "deadline"; 0 = after the first
     # pass). A 3000-token request ran 11 minutes on a CPU with nothing to show (issue 26).
     deadline_seconds: float = knob(60.0, 0.0, 3600.0)
+    heal_cursor: bool = knob(True, client=True)  # a prefix ending in spaces/tabs is cut before them and the model writes them (token healing, engine/window.py, docs/ladder.md)
 
     def replace(self, **changes: object) -> "SamplerSettings":
         """A copy with some knobs changed (None keeps a knob); a knob that is unknown or

@@ -38,3 +38,32 @@ def test_eval_command_smoke(tiny_model_dir):
     for mode in ("engine", "oracle"):
         assert 0 <= he[mode]["pass_at_1"] <= 100
     assert set(report["heldout_exact_match"]) <= {"python", "javascript"}
+
+
+def test_the_indent_cursor_moves_the_indentation_to_the_prefix_and_the_program_is_unchanged():
+    from lab.evaluation.run import at_indent
+
+    task = next(t for t in single_line_tasks() if t.middle.startswith("        "))
+    moved = at_indent(task)
+    assert moved.prefix.endswith("        ") and not moved.middle[0].isspace()
+    assert moved.program(moved.middle) == task.program(task.middle)
+    assert run_program(moved.program(moved.middle)).passed
+
+
+def test_ladder_smoke(tiny_model_dir, tmp_path):
+    """Every rung runs for both cursors on both sets and reports exact match, empties and
+    (HumanEval) pass@1."""
+    out = tmp_path / "ladder.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "lab.evaluation.ladder", "--model", str(tiny_model_dir), "--limit", "2", "--json", str(out)],
+        capture_output=True, text=True, timeout=600, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    ladder = json.loads(out.read_text())["ladder"]
+    for set_name in ("dev", "humaneval"):
+        for cursor in ("line_start", "indent"):
+            rows = ladder[set_name][cursor]
+            assert list(rows) == ["autoregressive", "oracle_length", "engine_length", "default"]
+            for row in rows.values():
+                assert row["items"] == 2 and 0 <= row["empty"] <= 2 and 0 <= row["exact_match"] <= 100
+                assert ("pass_at_1" in row) == (set_name == "humaneval")
