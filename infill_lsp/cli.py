@@ -15,7 +15,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from engine.text import ANY_BREAK, UTF32, TextIndex
 from engine.types import InfillError
@@ -140,15 +140,15 @@ def split_at(text: str, line: int, column: int) -> tuple[str, str]:
     return text[:offset], text[offset:]
 
 
-def _language_for(path: Path, explicit: Optional[str]) -> Optional[str]:
-    if explicit:
-        return explicit
-    try:
-        import grammars
+def _check_language(name: Optional[str]) -> None:
+    """--language, checked before the model loads (engine/language.py decides)."""
+    if name:
+        from engine.language import UnknownLanguage, check_language
 
-        return grammars.language_for_path(str(path))
-    except Exception:
-        return None
+        try:
+            check_language(name)
+        except UnknownLanguage as exc:
+            raise InfillError(f"--language: {exc}") from None
 
 
 # Why a completion came back empty, in words (the figures line says `stop: <reason>`).
@@ -161,6 +161,14 @@ EMPTY_ANSWER = {
 }
 
 
+def _language_note(result: Any) -> str:
+    """`language: python (from the file name)`, or `no language (unconstrained)`."""
+    if result.language is None:
+        return "no language (unconstrained)"
+    where = {"request": "--language", "filename": "from the file name", "detected": "detected"}
+    return f"language: {result.language} ({where.get(result.language_source, result.language_source)})"
+
+
 def explain_empty(stop_reason: str) -> str:
     return "no suggestion: " + EMPTY_ANSWER.get(stop_reason, f"the completion stopped ({stop_reason}) before writing anything")
 
@@ -168,13 +176,16 @@ def explain_empty(stop_reason: str) -> str:
 def cmd_complete(args: argparse.Namespace) -> int:
     import engine
 
+    _check_language(args.language)
     text = read_source_file(args.file)
     prefix, suffix = split_at(text, args.line, args.column)
     load_start = time.perf_counter()
     eng = engine.load(args.model)
     load_ms = (time.perf_counter() - load_start) * 1000
     settings = {"max_tokens": args.max_tokens, "constrained": args.constrained}
-    result = eng.infill(prefix, suffix, language=_language_for(args.file, args.language), **{k: v for k, v in settings.items() if v is not None})
+    # The language: --language, else the file's extension, else detected (a script without one).
+    result = eng.infill(prefix, suffix, language=args.language, filename=str(args.file), detect_language=True,
+                        **{k: v for k, v in settings.items() if v is not None})
     if args.json:
         print(json.dumps({**result.to_dict(), "model": eng.model_name, "load_ms": round(load_ms, 1)}))
     else:
@@ -182,7 +193,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
         if not result.middle.endswith("\n"):
             sys.stdout.write("\n")
         sys.stdout.flush()  # the completion's line before the figures on stderr, in a terminal too
-        print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
+        print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
         if not result.middle.strip():
             print(f"-- {explain_empty(result.stop_reason)}", file=sys.stderr)
     return 0

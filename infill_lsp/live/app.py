@@ -13,6 +13,7 @@ the very same app in each replica (infill_lsp/live/cluster.py).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 import time
@@ -113,7 +114,8 @@ class EngineCall:
         group = ("http", hub.next_http_id())
         # The whole prompt and suffix: the engine decides the window it reads (engine/window.py).
         call = InfillCall(request.prompt, request.suffix, request.language, dict(request.settings),
-                          cross_file=request.cross_file)
+                          cross_file=request.cross_file, filename=request.filename,
+                          detect_language=request.detect_language)
         self.job = Job(group, KEY, call, hub.worker.supersede(group, KEY))
         self.job.on_step = lambda step: post("step", step)
         self.job.on_done = lambda outcome: post("done", outcome)
@@ -174,7 +176,8 @@ def _figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:
     stats = result["stats"]
     return {"forwards": stats.get("forwards"), "tpf": stats.get("tokens_per_forward"), "ms": stats.get("ms"),
             "replica": hub.replica_id, "tokens": stats.get("tokens"), "stop_reason": stats.get("stop_reason"),
-            "queue_ms": result.get("queue_ms"), "elapsed_ms": result.get("elapsed_ms")}
+            "queue_ms": result.get("queue_ms"), "elapsed_ms": result.get("elapsed_ms"),
+            "language": stats.get("language"), "language_source": stats.get("language_source")}
 
 
 async def completions(hub: Hub, request: Request) -> Response:
@@ -185,7 +188,10 @@ async def completions(hub: Hub, request: Request) -> Response:
             return error_response(refusal)
         body = await read_body(request, hub.limits.max_message_bytes)
         parsed = api.parse_completion_request(body, max_request_tokens=hub.limits.max_request_tokens)
-        if parsed.model not in (None, "", hub.model_name):
+        model, model_language = api.split_model(parsed.model, hub.model_name)  # `infill-default:python`
+        if model_language is not None and parsed.language is None:
+            parsed = dataclasses.replace(parsed, model=model, language=model_language)
+        if model not in (None, "", hub.model_name):
             raise api.ApiError(404, f"model {parsed.model!r} is not served here; GET /v1/models lists "
                                f"{hub.model_name!r}", code="model_not_found", param="model")
         if hub.http_in_flight >= hub.limits.max_http_requests:
