@@ -25,20 +25,18 @@ from typing import Callable, Optional, TypeVar
 
 import torch
 
-from engine.api import Engine, InfillJob
-from engine.types import DenoiseStep, InfillError, InfillResult, model_failure
-from engine.worker import DEFAULT_MAX_BATCH
+from engine.protocols import BatchingEngine, BatchJob
+from engine.types import DEFAULT_MAX_BATCH, DenoiseStep, InfillError, InfillResult, model_failure
 
 log = logging.getLogger("infill.batching")
 T = TypeVar("T")
-
 
 
 class Ticket:
     """A submitted request: its steps go to `on_step` and its end to `on_done` (both called
     on the thread running the passes: they must not block); `wait()` blocks for the end."""
 
-    def __init__(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, on_done: Optional[Callable[["Ticket"], None]] = None):
+    def __init__(self, job: BatchJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, on_done: Optional[Callable[["Ticket"], None]] = None):
         self.job = job
         self.on_step = on_step
         self.on_done = on_done  # called once, on the worker thread, when it ends (result or error)
@@ -92,7 +90,7 @@ def cancelled_before_start() -> DenoiseStep:
 class BatchRunner:
     """Continuous batching over one engine (see the module docstring)."""
 
-    def __init__(self, engine: Engine, max_batch: int = DEFAULT_MAX_BATCH):
+    def __init__(self, engine: BatchingEngine, max_batch: int = DEFAULT_MAX_BATCH):
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
         self.engine = engine
@@ -102,7 +100,7 @@ class BatchRunner:
         self._active: list[Ticket] = []
         self._guard = threading.Lock()  # submit() may come from any thread
 
-    def submit(self, job: InfillJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, on_done: Optional[Callable[[Ticket], None]] = None) -> Ticket:
+    def submit(self, job: BatchJob, on_step: Optional[Callable[[DenoiseStep], None]] = None, on_done: Optional[Callable[[Ticket], None]] = None) -> Ticket:
         ticket = Ticket(job, on_step, on_done)
         with self._guard:
             self._joining.append(ticket)

@@ -116,9 +116,6 @@ class Attention(nn.Module):
         shape = (B, T, self.n_heads, self.head_dim)
         return (q.view(shape).transpose(1, 2), k.view(shape).transpose(1, 2), v.view(shape).transpose(1, 2))  # (B, H, T, Dh)
 
-    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: Optional[torch.Tensor]) -> torch.Tensor:
-        return self.merge(F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
-
     def merge(self, y: torch.Tensor) -> torch.Tensor:
         B, H, T, D = y.shape  # (B, H, Tq, Dh) -> (B, Tq, C), then the output projection
         return self.out(y.transpose(1, 2).reshape(B, T, H * D))
@@ -192,13 +189,57 @@ class FeedForward(nn.Module):
         return self.down(F.silu(gate) * up)
 
 
+# How a block's queries meet their keys: `attend(q, k, v)` gets this block's queries, keys
+# and values, (B, H, T, Dh) each, q and k rotated (unless the block was told to hand k over
+# unrotated), and returns the attended values (B, H, T, Dh) for the output projection. The
+# strategy is what differs between the model's passes: which other keys and values to
+# gather (a cache, a mask, a layout of blocks) and which to keep. Returning None says the
+# caller wanted only this layer's keys and values (the last layer of a context encoding,
+# whose attention output and FFN would feed nothing): the block then stops there.
+Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Optional[torch.Tensor]]
+
+
+def _attention_inputs(block: "Block", x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    q, k, v = block.attn.project(block.attn_norm(x))
+    return apply_rope(q, cos, sin), apply_rope(k, cos, sin), v
+
+
+def _attention_output_and_ffn(block: "Block", x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
+    x = x + block.attn.merge(attended)
+    return x + block.ffn(block.ffn_norm(x))
+
+
 class Block(nn.Module):
+    """One pre-norm transformer layer: RoPE attention, then a SwiGLU FFN, each residual."""
+
+    # The per-layer work around attention (norms, projections, RoPE, FFN, residuals) as two
+    # plain functions of (block, ...), so InfillTransformer.compile_for_training can swap in
+    # one compiled copy shared by every block.
+    inputs_step = staticmethod(_attention_inputs)
+    output_step = staticmethod(_attention_output_and_ffn)
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.attn = Attention(cfg)
         self.ffn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.ffn = FeedForward(cfg)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, attend: Attend, rotate_keys: bool = True) -> torch.Tensor:
+        """x (B, T, C) at the positions whose RoPE tables are cos, sin -> x after this layer.
+
+        `attend` is the attention strategy (see `Attend`). With `rotate_keys` False it gets
+        the keys before RoPE and rotates them itself: the suffix cache stores them so,
+        since where the suffix will sit is known only once the canvas size is."""
+        if rotate_keys:
+            q, k, v = self.inputs_step(self, x, cos, sin)
+        else:
+            q, k, v = self.attn.project(self.attn_norm(x))
+            q = apply_rope(q, cos, sin)
+        attended = attend(q, k, v)
+        if attended is None:
+            return x
+        return self.output_step(self, x, attended)
 
 
 @dataclass
@@ -257,44 +298,10 @@ class CanvasSlot(NamedTuple):
     canvas_values: torch.Tensor
 
 
-@dataclass
-class DecodeStream:
-    """One request's causal prefix stream, decoded token by token (the autoregressive
-    baseline). Per layer, rotated keys and values in buffers with spare rows; rows
-    [0, length) are filled, and each decoded token appends exactly one row: an exact KV
-    cache, since a prefix token never attends to anything after it."""
-
-    keys: list[torch.Tensor]  # per layer (1, H, capacity, Dh) rotated
-    values: list[torch.Tensor]  # per layer (1, H, capacity, Dh)
-    length: int
-
-    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Write one row (k, v: (1, H, Dh)) at `length`; the keys/values including it."""
-        if self.length >= self.keys[layer].shape[2]:  # full: double the room (amortised O(1) per row)
-            self.keys[layer] = torch.cat([self.keys[layer], torch.empty_like(self.keys[layer])], dim=2)
-            self.values[layer] = torch.cat([self.values[layer], torch.empty_like(self.values[layer])], dim=2)
-        self.keys[layer][:, :, self.length] = k
-        self.values[layer][:, :, self.length] = v
-        return self.keys[layer][:, :, : self.length + 1], self.values[layer][:, :, : self.length + 1]
-
-
-def _attention_inputs(block: Block, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    q, k, v = block.attn.project(block.attn_norm(x))
-    return apply_rope(q, cos, sin), apply_rope(k, cos, sin), v
-
-
-def _attention_output_and_ffn(block: Block, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
-    x = x + block.attn.merge(attended)
-    return x + block.ffn(block.ffn_norm(x))
-
-
 class InfillTransformer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        # The training form's per-layer steps; compile_for_training swaps in compiled ones.
-        self._attention_inputs = _attention_inputs
-        self._attention_output_and_ffn = _attention_output_and_ffn
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.final_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
@@ -365,8 +372,7 @@ class InfillTransformer(nn.Module):
             cos, sin = cos.to(dtype), sin.to(dtype)
         x = self.embed(ids)  # (B, T, C)
         for block in self.blocks:
-            q, k, v = self._attention_inputs(block, x, cos, sin)
-            x = self._attention_output_and_ffn(block, x, attention(q, k, v))
+            x = block(x, cos, sin, attention)
         return self.final_norm(x)
 
     def compile_for_training(self) -> None:
@@ -375,8 +381,10 @@ class InfillTransformer(nn.Module):
         batches of any length reuse it; attention itself stays the eager SDPA kernel.
         Measured on the 2-core CPU: 1.3x faster steps after a few minutes of compiling
         (docs/training.md)."""
-        self._attention_inputs = torch.compile(_attention_inputs, dynamic=True)
-        self._attention_output_and_ffn = torch.compile(_attention_output_and_ffn, dynamic=True)
+        inputs_step = torch.compile(_attention_inputs, dynamic=True)
+        output_step = torch.compile(_attention_output_and_ffn, dynamic=True)
+        for block in self.blocks:
+            block.inputs_step, block.output_step = inputs_step, output_step
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.lm_head(hidden).float()
@@ -411,6 +419,8 @@ class InfillTransformer(nn.Module):
         xs = None
         if not reuse_suffix and suffix_ids:
             xs = self.embed(torch.tensor([suffix_ids], device=device, dtype=torch.long))
+            # Within the suffix only relative positions matter: rotate by 0..S-1.
+            scos, ssin = self._rope(torch.arange(len(suffix_ids), device=device).unsqueeze(0))
         for i, block in enumerate(self.blocks):
             # Only keys and values are kept: the last layer's attention output and FFN
             # would feed nothing (about 1/n_layers of a cold encoding saved).
@@ -418,25 +428,25 @@ class InfillTransformer(nn.Module):
             old = reuse.layers[i] if reuse is not None else None
             pk = old.prefix_k[:, :, :keep] if old is not None else empty
             pv = old.prefix_v[:, :, :keep] if old is not None else empty
+            sk, sv = empty, empty
             if x is not None:
-                q, k, v = block.attn.project(block.attn_norm(x))
-                k = apply_rope(k, cos, sin)
-                pk, pv = torch.cat([pk, k], dim=2), torch.cat([pv, v], dim=2)
-                if not last:
-                    x = x + block.attn.attend(apply_rope(q, cos, sin), pk, pv, mask)
-                    x = x + block.ffn(block.ffn_norm(x))
+
+                def attend_prefix(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> Optional[torch.Tensor]:
+                    nonlocal pk, pv  # the cached prefix grows by the tail's rotated keys
+                    pk, pv = torch.cat([pk, k], dim=2), torch.cat([pv, v], dim=2)
+                    return None if last else F.scaled_dot_product_attention(q, pk, pv, attn_mask=mask)
+
+                x = block(x, cos, sin, attend_prefix)
             if reuse_suffix:
                 sk, sv = old.suffix_k, old.suffix_v  # type: ignore[union-attr]
             elif xs is not None:
-                q, sk, sv = block.attn.project(block.attn_norm(xs))
-                if not last:
-                    # Within the suffix only relative positions matter: rotate by 0..S-1.
-                    spos = torch.arange(len(suffix_ids), device=device).unsqueeze(0)
-                    scos, ssin = self._rope(spos)
-                    xs = xs + block.attn.attend(apply_rope(q, scos, ssin), apply_rope(sk, scos, ssin), sv, None)
-                    xs = xs + block.ffn(block.ffn_norm(xs))
-            else:
-                sk, sv = empty, empty
+
+                def attend_suffix(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> Optional[torch.Tensor]:
+                    nonlocal sk, sv
+                    sk, sv = k, v  # cached before RoPE (LayerKV)
+                    return None if last else F.scaled_dot_product_attention(q, apply_rope(k, scos, ssin), v)
+
+                xs = block(xs, scos, ssin, attend_suffix, rotate_keys=False)
             layers.append(LayerKV(pk, pv, sk, sv))
         return ContextCache(list(prefix_ids), list(suffix_ids), layers)
 
@@ -470,16 +480,17 @@ class InfillTransformer(nn.Module):
         suffix_keys = self._rotated_suffix_keys(cache, P + N)
         x = self.embed(canvas_ids)  # (B, N, C)
         for block, layer, sk in zip(self.blocks, cache.layers, suffix_keys):
-            q, k, v = block.attn.project(block.attn_norm(x))
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-            keys = torch.cat([sk.expand(B, -1, -1, -1), layer.prefix_k.expand(B, -1, -1, -1), k], dim=2)
-            values = torch.cat([layer.suffix_v.expand(B, -1, -1, -1), layer.prefix_v.expand(B, -1, -1, -1), v], dim=2)
-            x = x + block.attn.attend(q, keys, values, None)
-            x = x + block.ffn(block.ffn_norm(x))
+
+            def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layer: LayerKV = layer, sk: torch.Tensor = sk) -> torch.Tensor:
+                keys = torch.cat([sk.expand(B, -1, -1, -1), layer.prefix_k.expand(B, -1, -1, -1), k], dim=2)
+                values = torch.cat([layer.suffix_v.expand(B, -1, -1, -1), layer.prefix_v.expand(B, -1, -1, -1), v], dim=2)
+                return F.scaled_dot_product_attention(q, keys, values)
+
+            x = block(x, cos, sin, attend)
         return self.logits(self.final_norm(x))
 
     # ------------------------------------------------- several requests in one pass
-    def _packed_pass(self, ids: torch.Tensor, positions: torch.Tensor, attend_each: Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    def packed_pass(self, ids: torch.Tensor, positions: torch.Tensor, attend_each: Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> torch.Tensor:
         """The blocks over the rows of several requests packed into one (1, R) sequence.
 
         Every linear layer (most of a pass's arithmetic and all of its weight reads) runs
@@ -489,8 +500,7 @@ class InfillTransformer(nn.Module):
         cos, sin = self._rope(positions.unsqueeze(0))
         x = self.embed(ids.unsqueeze(0))  # (1, R, C)
         for i, block in enumerate(self.blocks):
-            q, k, v = _attention_inputs(block, x, cos, sin)  # (1, H, R, Dh)
-            x = _attention_output_and_ffn(block, x, attend_each(i, q, k, v))
+            x = block(x, cos, sin, lambda q, k, v, i=i: attend_each(i, q, k, v))
         return self.logits(self.final_norm(x))
 
     @torch.no_grad()
@@ -530,7 +540,7 @@ class InfillTransformer(nn.Module):
                 out.append(F.scaled_dot_product_attention(q_rows, slot.keys, slot.values))
             return torch.cat(out, dim=2)
 
-        logits = self._packed_pass(torch.cat(list(canvases)), torch.cat(positions), attend_each)[0]  # (R, V)
+        logits = self.packed_pass(torch.cat(list(canvases)), torch.cat(positions), attend_each)[0]  # (R, V)
         return [logits[span] for span in spans]
 
     def _canvas_slots(self, cache: ContextCache, n: int) -> list[CanvasSlot]:
@@ -547,44 +557,3 @@ class InfillTransformer(nn.Module):
                 cache._slots.append(CanvasSlot(keys, values, keys[:, :, start:], values[:, :, start:]))
             cache._slots_for = n
         return cache._slots
-
-    def decode_stream(self, cache: ContextCache, room: int = 64) -> DecodeStream:
-        """A stream for token-by-token decoding after the cached prefix, with `room` spare rows.
-
-        It holds the prefix minus its last token: that token is the first one fed to
-        next_token_logits, because the cache keeps keys and values, not the last hidden
-        state whose head predicts the first new token."""
-        P = cache.prefix_len
-        if P == 0:
-            raise ValueError("autoregressive decoding needs at least one prefix token (e.g. BOS)")
-        keys, values = [], []
-        for layer in cache.layers:
-            H, Dh = layer.prefix_k.shape[1], layer.prefix_k.shape[3]
-            k = layer.prefix_k.new_empty(1, H, P + max(1, room), Dh)
-            v = layer.prefix_v.new_empty(1, H, P + max(1, room), Dh)
-            k[:, :, : P - 1], v[:, :, : P - 1] = layer.prefix_k[:, :, : P - 1], layer.prefix_v[:, :, : P - 1]
-            keys.append(k)
-            values.append(v)
-        return DecodeStream(keys, values, P - 1)
-
-    @torch.no_grad()
-    def next_token_logits(self, streams: Sequence[DecodeStream], tokens: torch.Tensor) -> torch.Tensor:
-        """Feed tokens[b] to streams[b] at position streams[b].length, append its key and
-        value there (one new row per stream) and return every stream's next-token logits,
-        (B, V): the causal prefix stream's language-model head, which training puts a
-        next-token loss on. Packed like canvas_logits_many: shared linears, attention per
-        stream."""
-        device = self.embed.weight.device
-        positions = torch.tensor([s.length for s in streams], dtype=torch.long, device=device)
-
-        def attend_each(i: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-            out = []
-            for b, stream in enumerate(streams):
-                keys, values = stream.append(i, k[:, :, b], v[:, :, b])
-                out.append(F.scaled_dot_product_attention(q[:, :, b : b + 1], keys, values))
-            return torch.cat(out, dim=2)
-
-        logits = self._packed_pass(tokens.to(device), positions, attend_each)[0]  # (B, V)
-        for stream in streams:
-            stream.length += 1
-        return logits

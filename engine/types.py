@@ -12,6 +12,12 @@ if TYPE_CHECKING:
     import torch
 
 
+# Infill jobs denoised together (docs/batching.md: the live load test gained a third over 32,
+# nothing more with 128 or 256). Here, not in engine/worker.py: the worker and the batch
+# runner both read it, and the worker imports the runner.
+DEFAULT_MAX_BATCH = 64
+
+
 class InfillError(Exception):
     """A user-facing error: bad input, missing model, corrupt checkpoint.
 

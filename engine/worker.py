@@ -42,14 +42,15 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Optional, Union, cast
 
-from engine.types import InfillError, model_failure
+from engine.protocols import BatchingEngine, StreamingEngine
+from engine.types import DEFAULT_MAX_BATCH, DenoiseStep, InfillError, model_failure
+
+if TYPE_CHECKING:  # engine.batching imports torch: the worker loads it on its thread, when it first batches
+    from engine.batching import BatchRunner, Ticket
 
 log = logging.getLogger("infill.worker")
-
-DEFAULT_MAX_BATCH = 64  # infill jobs denoised together (docs/batching.md: the live load test gained a third over 32, nothing more with 128 or 256)
-
 
 @dataclass(frozen=True)
 class InfillCall:
@@ -95,7 +96,7 @@ class Job:
     key: Hashable
     call: Union[InfillCall, NextEditCall]
     cancel: threading.Event = field(default_factory=threading.Event)
-    on_step: Optional[Callable[[Any], None]] = None  # called with each DenoiseStep (worker thread)
+    on_step: Optional[Callable[[DenoiseStep], None]] = None  # called with each DenoiseStep (worker thread)
     on_done: Optional[Callable[[Outcome], None]] = None  # called once (worker thread, or submit's caller)
     received_at: float = field(default_factory=time.monotonic)
     started_at: Optional[float] = None
@@ -179,7 +180,7 @@ class FairQueue:
 class EngineWorker:
     """The thread that runs every model call of a server (module docstring)."""
 
-    def __init__(self, engine: Any, *, name: str = "infill-engine", max_batch: Optional[int] = None, after_pass: Optional[Callable[[], None]] = None) -> None:
+    def __init__(self, engine: Optional[StreamingEngine], *, name: str = "infill-engine", max_batch: Optional[int] = None, after_pass: Optional[Callable[[], None]] = None) -> None:
         self.engine = engine  # may be swapped between jobs (a reloaded model)
         self.queue = FairQueue()
         self.max_batch = max_batch or DEFAULT_MAX_BATCH
@@ -187,7 +188,7 @@ class EngineWorker:
         self.current: Optional[Job] = None  # a next-edit job while it runs
         self.in_batch: dict[int, Job] = {}  # id(job) -> infill job, while the batch has it
         self.completed = 0
-        self._runner: Any = None  # engine.batching.BatchRunner, made on the thread (it imports torch)
+        self._runner: Optional["BatchRunner"] = None  # made on the thread (it imports torch)
         self._tokens: dict[tuple[Hashable, Hashable], threading.Event] = {}
         self._tokens_lock = threading.Lock()
         self._forgotten: list[tuple[Hashable, Hashable]] = []  # cached contexts to drop, on the thread
@@ -292,7 +293,7 @@ class EngineWorker:
                     break
                 if not busy:
                     runner = self._batch()  # the engine may have been swapped while the thread waited
-                if isinstance(job.call, InfillCall) and hasattr(runner.engine, "job"):
+                if isinstance(job.call, InfillCall) and isinstance(runner.engine, BatchingEngine):
                     self._join(runner, job)
                 else:  # next-edit; or an engine-shaped object that can only stream one request
                     self._run_alone(job)
@@ -305,18 +306,18 @@ class EngineWorker:
     def _drop_forgotten(self) -> None:
         with self._tokens_lock:
             keys, self._forgotten = self._forgotten, []
-        drop = getattr(self.engine, "drop_context", None)
-        if drop is not None:
+        if isinstance(self.engine, BatchingEngine):  # only a batching engine keeps contexts per key
             for key in keys:
-                drop(key)
+                self.engine.drop_context(key)
 
-    def _batch(self) -> Any:
+    def _batch(self) -> "BatchRunner":
         """The batch runner of the current engine (a new one once a swapped-out engine's
-        batch has emptied)."""
+        batch has emptied). An engine that cannot batch (none loaded yet, or one that only
+        streams) gets a runner too: nothing ever joins it, so it stays empty."""
         if self._runner is None or (self._runner.engine is not self.engine and not self._runner.has_work()):
             from engine.batching import BatchRunner
 
-            self._runner = BatchRunner(self.engine, self.max_batch)
+            self._runner = BatchRunner(cast(BatchingEngine, self.engine), self.max_batch)
         return self._runner
 
     def _take(self, wait: bool) -> Optional[Job]:
@@ -327,7 +328,7 @@ class EngineWorker:
                 return job
             self._finish(job, Outcome(cancelled=True))
 
-    def _join(self, runner: Any, job: Job) -> None:
+    def _join(self, runner: "BatchRunner", job: Job) -> None:
         """Hand an infill job to the batch: it joins at the next pass."""
         call = job.call
         assert isinstance(call, InfillCall)
@@ -343,11 +344,11 @@ class EngineWorker:
         self.in_batch[id(job)] = job
         runner.submit(engine_job, on_step=lambda step: self._step(job, step), on_done=lambda ticket: self._batch_done(job, ticket))
 
-    def _step(self, job: Job, step: Any) -> None:
+    def _step(self, job: Job, step: DenoiseStep) -> None:
         if step.result is None and job.on_step is not None and not job.cancel.is_set():
             job.on_step(step)
 
-    def _batch_done(self, job: Job, ticket: Any) -> None:
+    def _batch_done(self, job: Job, ticket: "Ticket") -> None:
         self.in_batch.pop(id(job), None)
         self.completed += 1
         if ticket.error is not None:

@@ -1,9 +1,10 @@
 """`infill` command line: one subcommand per job, each a thin wrapper over a module.
 
 This module sits above the front ends: it is the only one that knows all of them (the
-language server, the live server, the batch contracts), the engine, and the lab. The lab
-(training, evaluation, benchmarks: the top-level `lab/` folder) exists only in a source
-checkout; the commands that need it say so when it is absent (an installed wheel).
+language server, the live server, the batch contracts) and the engine. The lab (training,
+evaluation, benchmarks: the top-level `lab/` folder) is not imported: it exists only in a
+source checkout and runs there by its own entry, `python -m lab COMMAND`; `infill train`
+and the other lab commands print that line and exit 2.
 
 User mistakes (a missing file, a bad position, a corrupt model) print one line on
 stderr and exit 2; they never print a traceback.
@@ -21,21 +22,26 @@ from engine.text import ANY_BREAK, UTF32, TextIndex
 from engine.types import InfillError
 
 MAX_FILE_BYTES = 8_000_000
-CHECKOUT = Path(__file__).resolve().parent.parent  # the source checkout, when running from one
 
 
-def require_lab(command: str) -> None:
-    """Make the checkout's `lab/` importable, or say why `infill COMMAND` cannot run.
+# The lab's commands: they run from a source checkout by the lab's own entry (lab/__main__.py),
+# so the shipped package imports nothing of lab/. `infill COMMAND` only says where they went.
+LAB_COMMANDS = {
+    "corpus": "build the training corpus from pinned sources",
+    "tokenizer": "train the BPE tokenizer on the corpus",
+    "train": "train or resume the embedded model",
+    "eval": "evaluate a model: HumanEval single-line infilling, held-out exact match",
+    "bench": "speed and exact match vs the reference (LLaDA-style) sampler",
+}
 
-    An editable install maps only the shipped packages, so the checkout root is put on
-    sys.path when it holds `lab/`."""
-    if (CHECKOUT / "lab" / "__init__.py").is_file():
-        if str(CHECKOUT) not in sys.path:
-            sys.path.insert(0, str(CHECKOUT))
-        return
-    raise InfillError(f"`infill {command}` needs a source checkout of infill (its lab/ folder: training, "
-                      "evaluation, benchmarks); the installed package ships only the runtime. "
-                      "Clone the repository, `pip install -e .` there, and run it from the checkout")
+
+def lab_moved(command: str) -> Callable[[list[str]], int]:
+    def say_where(argv: list[str]) -> int:
+        print(f"infill {command}: a lab command; run `python -m lab {command} ...` from a source checkout of infill "
+              "(the installed package ships only the runtime)", file=sys.stderr)
+        return 2
+
+    return say_where
 
 
 def _lsp(argv: list[str]) -> int:
@@ -68,45 +74,14 @@ def _next_edit_batch(argv: list[str]) -> int:
     return main(argv)
 
 
-def _corpus(argv: list[str]) -> int:
-    require_lab("corpus")
-    from lab.training.corpus import main
-
-    return main(argv)
-
-
-def _tokenizer(argv: list[str]) -> int:
-    require_lab("tokenizer")
-    from lab.training.tokenizer_train import main
-
-    return main(argv)
-
-
-def _train(argv: list[str]) -> int:
-    require_lab("train")
-    from lab.training.train import main
-
-    return main(argv)
-
-
-def _eval(argv: list[str]) -> int:
-    require_lab("eval")
-    from lab.evaluation.run import main
-
-    return main(argv)
-
-
 # Subcommands that parse their own arguments: name -> (runner, help). Each runner is main(argv) -> int.
 DELEGATED: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "lsp": (_lsp, "run the language server (stdio, or --tcp on loopback)"),
     "serve": (_serve, "run the HTTP API, WebSocket live rewrites and the playground (--replicas: on Ray Serve)"),
     "quantize": (_quantize, "write an int8/int4 quantized copy of a model directory"),
     "models": (_models, "list the model families infill can load"),
-    "corpus": (_corpus, "build the training corpus from pinned sources (source checkout)"),
-    "tokenizer": (_tokenizer, "train the BPE tokenizer on the corpus (source checkout)"),
-    "train": (_train, "train or resume the embedded model (source checkout)"),
-    "eval": (_eval, "evaluate a model: HumanEval single-line infilling, held-out exact match (source checkout)"),
     "next-edit-batch": (_next_edit_batch, "next-edit suggestions for a JSONL batch (stdin -> stdout)"),
+    **{name: (lab_moved(name), f"{help_text} (source checkout: python -m lab {name})") for name, help_text in LAB_COMMANDS.items()},
 }
 
 
@@ -205,28 +180,6 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return run_batch(sys.stdin, sys.stdout, model_dir=args.model, language=args.language)
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    require_lab("bench")
-    if args.concurrency:
-        from lab.concurrency import sweep
-
-        forwarded = ["--concurrency", args.concurrency] + (["--json"] if args.json else [])
-        for flag, value in (("--model", args.model), ("--plot", args.plot), ("--out", args.out), ("--modes", args.modes), ("--requests", args.requests), ("--device", args.device), ("--shapes", args.shapes), ("--threads", args.threads), ("--dtype", args.dtype)):
-            if value is not None:
-                forwarded += [flag, str(value)]
-        for setting in args.set:
-            forwarded += ["--set", setting]
-        return sweep.main(forwarded)
-    if args.syntax:
-        from lab.syntax_bench import bench as syntax_bench
-
-        forwarded = (["--model", str(args.model)] if args.model else []) + (["--json"] if args.json else []) + (["--limit", str(args.limit)] if args.limit else [])
-        return syntax_bench.main(forwarded)
-    from lab.evaluation.bench import run_bench
-
-    return run_bench(model_dir=args.model, limit=args.limit, as_json=args.json)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="infill", description="Local code completion with a diffusion language model.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -246,23 +199,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", type=Path, default=None)
     p.add_argument("--language", default=None, help="default language for lines without one")
     p.set_defaults(handler=cmd_batch)
-
-    p = sub.add_parser("bench", help="speed and exact match vs the reference (LLaDA-style) sampler (source checkout)")
-    p.add_argument("--model", type=Path, default=None)
-    p.add_argument("--limit", type=int, default=None, help="number of benchmark items")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--syntax", action="store_true", help="run the syntax-constraint on/off benchmark instead")
-    p.add_argument("--concurrency", metavar="LEVELS", default=None, help="run the concurrency sweep instead, e.g. 1,2,4,8,16,32,64 (batched vs one at a time vs autoregressive; lab/concurrency)")
-    p.add_argument("--plot", type=Path, default=None, help="with --concurrency: write the PNG plot here")
-    p.add_argument("--out", type=Path, default=None, help="with --concurrency: also write the JSON report here")
-    p.add_argument("--modes", default=None, help="with --concurrency: a subset of batched,sequential,autoregressive")
-    p.add_argument("--requests", type=int, default=None, help="with --concurrency: requests per level at least")
-    p.add_argument("--device", default=None, help="with --concurrency: torch device (cpu, cuda)")
-    p.add_argument("--shapes", type=Path, default=None, help="with --concurrency: ModelConfig JSON, random weights of these shapes (speed only)")
-    p.add_argument("--threads", type=int, default=None, help="with --concurrency: torch threads")
-    p.add_argument("--dtype", default=None, help="with --concurrency: cast the weights (e.g. bfloat16)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --concurrency: a sampler setting for every request")
-    p.set_defaults(handler=cmd_bench)
 
     for name, (_, help_text) in DELEGATED.items():
         p = sub.add_parser(name, help=help_text, add_help=False)

@@ -5,7 +5,7 @@ Every request, in order:
      the rest of it is the answer (no model pass);
   2. supersede: a newer request for the same document cancels the older ones (those still
      waiting never reach the model; one already running is stopped via its cancel Event),
-     through the engine worker's one supersede mechanism (engine/worker.py);
+     through the one request path of every front end (infill_lsp/request_path.py);
   3. debounce: wait `debounce_ms` for a newer keystroke before spending a model pass;
   4. the model, on the engine's worker thread, cancellable at every denoising pass. The
      engine gets the whole text around the cursor and the cross-file context apart, and
@@ -17,7 +17,6 @@ ran, the answer is dropped (None): its position belongs to text that no longer e
 """
 from __future__ import annotations
 
-import asyncio
 import itertools
 import time
 from collections import OrderedDict
@@ -26,12 +25,13 @@ from typing import Callable, Mapping
 
 from lsprotocol import types
 
+from engine.protocols import ModelHost
 from engine.worker import InfillCall, Outcome
 
 from .config import LspSettings
 from .cross_file import cross_file_context
 from .documents import DocumentStore
-from .engine_host import EngineHost, EngineUnavailable
+from .request_path import EngineUnavailable, Request
 from .suggestion_cache import SuggestionCache
 from .text import TextDocument
 from .usage_stats import Stats
@@ -69,7 +69,7 @@ class CompletionService:
     def __init__(
         self,
         documents: DocumentStore,
-        engine: EngineHost,
+        engine: ModelHost,
         stats: Stats,
         settings: Callable[[], LspSettings],
         sampler_overrides: Callable[[], Mapping[str, object]],
@@ -99,8 +99,8 @@ class CompletionService:
         at = document.position_at(offset, self._documents.encoding)
         snapshot = _Snapshot(document, document.revision, document.version, prefix[document.line_starts[at.line]:])
 
-        cancel = self._engine.supersede(("completion", uri))
-        try:
+        # The request path (infill_lsp/request_path.py): supersede, debounce, run, stale.
+        async with Request(self._engine, ("completion", uri), on_hang_up=lambda: self._stats.count("cancelled_by_client")) as request:
             if not prefix.strip() and not suffix.strip():  # nothing to complete around (an empty file)
                 self._stats.answered((time.perf_counter() - started) * 1000, shown=False)
                 return None
@@ -111,12 +111,9 @@ class CompletionService:
                 return self._deliver(uri, rest, "cache", at, snapshot, started)
 
             settings = self._settings()
-            if settings.debounce_ms > 0:
-                await asyncio.sleep(settings.debounce_ms / 1000)
-            if cancel.is_set():
+            if not await request.debounce(settings.debounce_ms):
                 self._stats.count("superseded_before_model")
                 return None
-
             call = InfillCall(
                 prefix,
                 suffix,
@@ -124,31 +121,22 @@ class CompletionService:
                 dict(self._sampler_overrides()),
                 cross_file=cross_file_context(document, self._documents.recently_edited(exclude=uri), settings.cross_file_chars),
             )
-            outcome = await self._engine.run(("completion", uri), call, cancel, on_outcome=self._count_model_run)
-            if not outcome.started:  # superseded while queued behind another model call
-                self._stats.count("superseded_before_model")
-                return None
-            if outcome.error is not None:
-                raise outcome.error
-            answer = outcome.result
-            if answer.stop_reason == "cancelled" or cancel.is_set():
-                return None
-            if not self._still_current(uri, snapshot):
-                self._stats.count("stale")
-                return None
-            suggestion = self._deliver(uri, answer.middle, "model", at, snapshot, started)
-            if suggestion is not None:
-                self._cache.store(uri, prefix, suffix, answer.middle, suggestion.suggestion_id)
-            return suggestion
-        except asyncio.CancelledError:
-            superseded = cancel.is_set()
-            cancel.set()  # stops the model at its next pass
-            if not superseded:
-                self._stats.count("cancelled_by_client")
-            raise
-        except EngineUnavailable:
-            self._stats.count("model_unavailable")
-            raise
+            try:
+                answer = await request.run(call, still_current=lambda: self._still_current(uri, snapshot), on_outcome=self._count_model_run)
+            except EngineUnavailable:
+                self._stats.count("model_unavailable")
+                raise
+        if answer.status == "superseded":  # superseded while queued behind another model call
+            self._stats.count("superseded_before_model")
+        if answer.status == "stale":
+            self._stats.count("stale")
+        if answer.status != "ok":
+            return None
+        middle = answer.result.middle
+        suggestion = self._deliver(uri, middle, "model", at, snapshot, started)
+        if suggestion is not None:
+            self._cache.store(uri, prefix, suffix, middle, suggestion.suggestion_id)
+        return suggestion
 
     def _count_model_run(self, outcome: Outcome) -> None:
         """Every model run, also those whose request was cancelled meanwhile."""

@@ -2,8 +2,9 @@
 model call on the engine's one worker thread (engine/worker.py).
 
 Loading (torch import, weights) takes seconds, so it runs on its own thread while the
-server keeps answering. Model calls go to the EngineWorker, which supersedes and
-cancels per (group, key); pygls' own pool (which reads stdin) stays free.
+server keeps answering. Model calls go to the EngineWorker through the request path's
+lane (infill_lsp/request_path.py: supersede and cancel per key, the bridge to asyncio);
+pygls' own pool (which reads stdin) stays free.
 """
 from __future__ import annotations
 
@@ -11,33 +12,37 @@ import asyncio
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Hashable, Optional, Union
+from typing import Callable, Hashable, Optional, Union
 
 from engine.model_dir_watch import ModelDirWatch
+from engine.protocols import BatchingEngine
 from engine.types import InfillError
-from engine.worker import EngineWorker, InfillCall, Job, NextEditCall, Outcome
+from engine.worker import EngineWorker, InfillCall, NextEditCall, Outcome
+
+from .request_path import EngineUnavailable, Lane
 
 log = logging.getLogger(__name__)
 
 GROUP = "lsp"  # one client per language server: every request takes its turn in one group
-
-
-class EngineUnavailable(Exception):
-    """The model failed to load; the message says why (one line, for the user)."""
+__all__ = ["EngineHost", "EngineUnavailable", "GROUP"]  # EngineUnavailable: the request path's, raised here
 
 
 class EngineHost:
+    """A local engine on an EngineWorker: an engine.protocols.ModelHost (the language server
+    also runs on RemoteEngineHost, infill_lsp/remote.py)."""
+
     def __init__(self) -> None:
-        self._engine: Any = None
-        self._ready: asyncio.Future[Any] | None = None
+        self._engine: BatchingEngine | None = None
+        self._ready: asyncio.Future[BatchingEngine] | None = None
         self._load_generation = 0
         self._installed_generation = 0  # the load whose engine is in use
         self._loads_in_flight = 0
-        self._superseded: tuple[int, Any, str | None] | None = None  # an older load's engine, in reserve
+        self._superseded: tuple[int, BatchingEngine, str | None] | None = None  # an older load's engine, in reserve
         self._model_dir: str | None = None
         self._loading_dir: str | None = None
         self.dir_watch: ModelDirWatch | None = None  # the loaded model's directory, watched for changes
         self.worker = EngineWorker(None, name="infill-engine")  # gets the engine once it is loaded
+        self.lane = Lane(self.worker, GROUP)  # every request of the one client (infill_lsp/request_path.py)
         self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infill-load")
 
     @property
@@ -93,7 +98,7 @@ class EngineHost:
             ready.set_result(self._engine)
         return str(getattr(engine, "model_name", "model"))
 
-    def _install(self, generation: int, engine: Any, model_dir: str | None) -> None:
+    def _install(self, generation: int, engine: BatchingEngine, model_dir: str | None) -> None:
         self._engine, self._model_dir, self._installed_generation = engine, model_dir, generation
         self.worker.engine = engine  # the next job runs on the new model
         self._superseded = None
@@ -105,7 +110,7 @@ class EngineHost:
         last notice (checked at most every few seconds; the model keeps serving)."""
         return self.dir_watch.check() if self.dir_watch is not None else None
 
-    async def wait_ready(self) -> Any:
+    async def wait_ready(self) -> BatchingEngine:
         """The engine, once loaded. Raises EngineUnavailable when loading failed."""
         if self._engine is not None:  # while a reload runs, the old model keeps serving
             return self._engine
@@ -115,21 +120,21 @@ class EngineHost:
 
     def supersede(self, key: Hashable) -> threading.Event:
         """The cancel token of a new request for `key`; the previous one for `key` stops."""
-        return self.worker.supersede(GROUP, key)
+        return self.lane.supersede(key)
 
     def cancel(self, key: Hashable) -> None:
-        self.worker.cancel(GROUP, key)
+        self.lane.cancel(key)
 
     def forget(self, key: Hashable) -> None:
         """`key` is over (its document closed): drop the engine's cached context for it."""
-        self.worker.forget(GROUP, key)
+        self.lane.forget(key)
 
     async def run(self, key: Hashable, call: Union[InfillCall, NextEditCall], cancel: threading.Event, on_outcome: Optional[Callable[[Outcome], None]] = None) -> Outcome:
         """Run `call` on the worker once the model is ready. If the awaiting task is
         cancelled, `cancel` is set so the model stops at its next pass, and `on_outcome`
         still sees the run (the work it cost is counted)."""
         await self.wait_ready()
-        return await self.worker.run(Job(GROUP, key, call, cancel), on_outcome)
+        return await self.lane.run(key, call, cancel, on_outcome)
 
     def close(self, timeout: float = 10.0) -> None:
         self.worker.close()
@@ -137,7 +142,7 @@ class EngineHost:
         self._loader.shutdown(wait=False, cancel_futures=True)
 
 
-def _load_engine(model_dir: str | None) -> Any:
+def _load_engine(model_dir: str | None) -> BatchingEngine:
     try:
         import engine  # torch and the model load here, on the loader thread
 

@@ -99,6 +99,9 @@ def read_token(token_file: Optional[str], environ: Mapping[str, str] = os.enviro
 
 
 class RemoteEngineHost:
+    """An HTTP client of `infill serve` that the language server runs its completions on: an
+    engine.protocols.ModelHost, like the local EngineHost."""
+
     def __init__(self, config: RemoteConfig) -> None:
         self.config = config
         self._client: Optional[httpx.AsyncClient] = None

@@ -23,33 +23,23 @@ from typing import Any, Mapping
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from engine.types import ModelFailure
+from engine.protocols import ModelHost
 
 from .completion_service import CompletionService, Suggestion
 from .config import LspSettings, check_sampler_overrides, parse_settings
 from .documents import DocumentStore, UnknownDocument
 from .edit_history import EditHistory
-from .engine_host import EngineHost, EngineUnavailable
+from .engine_host import EngineHost
+from .languages import language_for_lsp_id
 from .lsp_protocol import InfillProtocol
 from .remote import RemoteConfig, RemoteEngineHost, check_url, read_token
 from . import redaction
+from .request_path import ErrorCode, UserError, user_error
 from .transport import serve_stdio, serve_tcp
 from .usage_stats import Stats
 
 __version__ = "0.1.0"
 log = logging.getLogger("infill_lsp")
-
-
-def language_for_lsp_id(lsp_id: str) -> str | None:
-    """The engine's language name for an LSP language id (None = no grammar for it)."""
-    try:
-        from grammars import language_for_lsp_id as lookup  # written alongside; may be absent
-    except Exception:
-        return lsp_id or None
-    try:
-        return lookup(lsp_id)
-    except Exception:
-        return None
 
 
 class InfillServer(LanguageServer):
@@ -63,7 +53,7 @@ class InfillServer(LanguageServer):
         self.documents = DocumentStore()
         self.edit_history = EditHistory()  # recent edits per document, for infill/nextEdit
         # A remote server stands in for the in-process engine; the completion path is the same.
-        self.engine: Any = RemoteEngineHost(remote) if remote is not None else EngineHost()
+        self.engine: ModelHost = RemoteEngineHost(remote) if remote is not None else EngineHost()
         self.stats = Stats()
         # --model on the command line wins over the client's modelDir setting.
         self.cli_model_dir = model_dir
@@ -86,6 +76,11 @@ class InfillServer(LanguageServer):
         from . import handlers
 
         handlers.register_all(self)
+
+    def language_for(self, lsp_id: str) -> str | None:
+        """The engine's language for an LSP language id (handlers ask here, not the module:
+        infill_lsp/handlers/ never import the server at run time)."""
+        return language_for_lsp_id(lsp_id)
 
     # -- transports: our read loop (infill_lsp/transport.py) instead of pygls' ---------------
     def start_io(self, stdin: Any = None, stdout: Any = None) -> int:  # type: ignore[override]
@@ -210,25 +205,31 @@ class InfillServer(LanguageServer):
             return suggestion
         except UnknownDocument as error:
             self.tell_log(str(error), types.MessageType.Warning)
-        except EngineUnavailable as error:
-            self.report_unavailable(error)
         except asyncio.CancelledError:
             raise
-        except ModelFailure as error:  # out of memory, a failed forward pass: this request only (the worker logged it)
-            self.stats.count("model_failures" if error.retryable else "errors")
-            self.tell_log(f"no completion: {error}", types.MessageType.Warning)
-            return None
         except Exception as error:  # an engine bug must not take the server down
-            if type(error).__name__ == "InfillError":  # the engine refused this input, in one line
-                self.tell_log(f"no completion: {error}", types.MessageType.Info)
-                return None
-            log.exception("completion failed")
-            self.stats.count("errors")
-            self.tell_log(f"completion failed: {type(error).__name__}: {error}", types.MessageType.Error)
+            self.report_failure("completion", error)
         return None
 
+    def report_failure(self, what: str, error: BaseException) -> UserError:
+        """A request (`what`: "completion", "next edit") that ended in `error`, told the LSP
+        way: the request path's one mapping (infill_lsp/request_path.py) rendered as a log
+        line, or a popup once for a remote server that is down. Never raises."""
+        failure = user_error(error)
+        if failure.code is ErrorCode.UNAVAILABLE:
+            self.report_unavailable(error, what)
+        elif failure.code is ErrorCode.REFUSED:  # the engine refused this input, in one line
+            self.tell_log(f"no {what}: {failure.message}", types.MessageType.Info)
+        elif failure.code in (ErrorCode.MODEL_FAILED, ErrorCode.MODEL_ERROR):  # this request only (the worker logged it)
+            self.stats.count("model_failures" if failure.retryable else "errors")
+            self.tell_log(f"no {what}: {failure.message}", types.MessageType.Warning)
+        else:  # a bug: the details are the user's own (a local log), with the traceback
+            log.error("%s failed", what, exc_info=error)
+            self.stats.count("errors")
+            self.tell_log(f"{what} failed: {type(error).__name__}: {error}", types.MessageType.Error)
+        return failure
 
-    def report_unavailable(self, error: EngineUnavailable) -> None:
+    def report_unavailable(self, error: BaseException, what: str = "completion") -> None:
         """A completion the engine could not serve. A remote server that is down, slow or
         refuses the token is told once as a popup (not on every keystroke); repeats, and
         problems of a single request, go to the log."""
@@ -237,7 +238,7 @@ class InfillServer(LanguageServer):
             self._unavailable_shown = message
             self.tell_user(f"no completions: {message}", types.MessageType.Warning)
         else:
-            self.tell_log_once(f"no completion: {message}", types.MessageType.Warning)
+            self.tell_log_once(f"no {what}: {message}", types.MessageType.Warning)
 
 
 def _supports_progress(server: InfillServer) -> bool:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The concurrency sweep on a lent GPU: the same command as on the CPU
-# (`infill bench --concurrency ...`, lab/concurrency/sweep.py) with --device cuda, for
+# (`python -m lab bench --concurrency ...`, lab/concurrency/sweep.py) with --device cuda, for
 #   1. the embedded model (its real tokens per pass and exact match), fp32;
 #   2. the Open-dCoder 0.5B shapes, random weights, bf16 (speed only);
 #   3. the Dream-Coder 7B shapes, random weights, bf16 (speed only), fewer levels.

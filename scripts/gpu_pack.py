@@ -25,7 +25,7 @@ parser.add_argument("--seed", type=int, default=0)
 args = parser.parse_args()
 missing = [n for n in ("train.jsonl", "valid.jsonl") if not (args.corpus / n).exists()]
 if missing:
-    sys.exit(f"error: {args.corpus} lacks {', '.join(missing)}; build it with `infill corpus --out {args.corpus}`")
+    sys.exit(f"error: {args.corpus} lacks {', '.join(missing)}; build it with `python -m lab corpus --out {args.corpus}`")
 args.out.mkdir(parents=True, exist_ok=True)
 target = args.out / "corpus.tar.xz"
 (args.out / "corpus.tar.gz").unlink(missing_ok=True)  # the older packing

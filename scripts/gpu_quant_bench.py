@@ -51,8 +51,8 @@ import triton  # noqa: E402
 
 from engine.model import InfillTransformer, ModelConfig  # noqa: E402
 from engine.quant import formats, quantize_model  # noqa: E402
-from engine.quant.attention import canvas_attention_ref  # noqa: E402
-from engine.quant.triton_attention import canvas_attention  # noqa: E402
+from lab.quant.attention import canvas_attention_ref  # noqa: E402
+from lab.quant.triton_attention import canvas_attention  # noqa: E402
 from engine.quant.triton_kernels import MatmulConfig, default_config, int4_matmul, int8_matmul  # noqa: E402
 
 START = time.perf_counter()

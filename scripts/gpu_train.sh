@@ -10,7 +10,7 @@
 #                 checkpoint average when that scored better). Measure and publish it:
 #                 cp -r <files_at>/model runs/gpu-model && python -m lab.training.publish runs/gpu-model
 #                 && bash scripts/release_model.sh   (or continue on the CPU with
-#                 infill train --run runs/next --init-from runs/gpu-model ...)
+#                 python -m lab train --run runs/next --init-from runs/gpu-model ...)
 #
 # What comes back ($OUT, at most 8 files): model/{model.safetensors,config.json,tokenizer.json},
 # train.log, log.jsonl, average.txt, gpu.txt. The device image has torch, tokenizers and

@@ -28,19 +28,19 @@ $PY -m infill_lsp.cli quantize engine/default_model "$OUT/int4" --bits 4 --group
 
 lane_a() {
   step "A: humaneval (engine + oracle length)"
-  $PY -m infill_lsp.cli eval humaneval --out "$OUT/eval_humaneval.json" --json > /dev/null
+  $PY -m lab eval humaneval --out "$OUT/eval_humaneval.json" --json > /dev/null
   step "A: humaneval int8"
-  $PY -m infill_lsp.cli eval humaneval --model "$OUT/int8" --modes engine --out "$OUT/eval_int8.json" --json > /dev/null
+  $PY -m lab eval humaneval --model "$OUT/int8" --modes engine --out "$OUT/eval_int8.json" --json > /dev/null
   step "A: humaneval int4"
-  $PY -m infill_lsp.cli eval humaneval --model "$OUT/int4" --modes engine --out "$OUT/eval_int4.json" --json > /dev/null
+  $PY -m lab eval humaneval --model "$OUT/int4" --modes engine --out "$OUT/eval_int4.json" --json > /dev/null
   step "A: sweep";        $PY -m lab.evaluation.sweep --limit 120 --knobs contiguous,left_to_right,confidence_threshold,block_size,copy_weight,constrained --out "$OUT/sweep.json"
   step "A: done"
 }
 lane_b() {
-  step "B: bench";        $PY -m infill_lsp.cli bench --json --limit 60 > "$OUT/bench.json"
-  step "B: heldout";      $PY -m infill_lsp.cli eval heldout --out "$OUT/eval_heldout.json" --json > /dev/null
+  step "B: bench";        $PY -m lab bench --json --limit 60 > "$OUT/bench.json"
+  step "B: heldout";      $PY -m lab eval heldout --out "$OUT/eval_heldout.json" --json > /dev/null
   step "B: syntax bench"; $PY -m lab.syntax_bench.bench --json > "$OUT/syntax_bench.json"  # all 477 tasks
-  step "B: next-edit";    $PY -m infill_lsp.cli eval next-edit --limit 15 --out "$OUT/eval_next_edit.json" --json > /dev/null
+  step "B: next-edit";    $PY -m lab eval next-edit --limit 15 --out "$OUT/eval_next_edit.json" --json > /dev/null
   step "B: typing bench"; $PY -m lab.loadtest.typing_replay --chars 200 --interval-ms 120 --json "$OUT/typing_bench.json" > "$OUT/typing_bench.txt"
   step "B: quant exact";  $PY -m lab.quant.exact --limit 60 --json > "$OUT/quant_exact.json"
   step "B: done"

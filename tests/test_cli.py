@@ -203,7 +203,7 @@ def test_batch_answers_every_line_and_checks_language_and_max_tokens(tiny_model_
 def test_progress_lines_end_in_newlines_off_a_terminal():
     import io
 
-    from engine.progress import report_progress
+    from lab.progress import report_progress
 
     stream = io.StringIO()
     for i in range(1, 6):
@@ -231,23 +231,23 @@ def test_the_readme_python_example_runs():
 
 
 @pytest.mark.parametrize("command", ["train", "eval", "bench", "corpus", "tokenizer"])
-def test_lab_commands_need_a_source_checkout(command, monkeypatch, tmp_path, capsys):
-    """An installed wheel has no lab/: the lab's commands say so in one line, exit 2."""
+def test_lab_commands_point_to_the_labs_own_entry(command, capsys):
+    """`infill` imports no lab code: the lab's commands say, in one line, where they run."""
     from infill_lsp import cli
 
-    monkeypatch.setattr(cli, "CHECKOUT", tmp_path)  # a root without lab/, as site-packages is
-    assert cli.main([command, "--help"] if command != "bench" else [command]) == 2
+    assert cli.main([command, "--help"]) == 2
     err = capsys.readouterr().err
-    assert f"infill {command}: error:" in err and "source checkout" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and f"python -m lab {command} ..." in err and "source checkout" in err
 
 
-def test_lab_commands_run_from_the_checkout_without_lab_on_the_path(tmp_path):
-    """The console script's sys.path does not hold the checkout; the CLI finds lab/ itself."""
+def test_lab_commands_run_from_the_checkout_by_their_own_entry(tmp_path):
+    """`python -m lab COMMAND` from the checkout root, nothing on PYTHONPATH."""
     import os
 
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, **ENV_THREADS, "PYTHONPATH": ""}
-    script = "import sys; sys.path = [p for p in sys.path if p not in ('', %r)]; from infill_lsp.cli import main; sys.exit(main(sys.argv[1:]))" % str(root)
-    out = subprocess.run([sys.executable, "-c", script, "train", "--help"], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    out = subprocess.run([sys.executable, "-m", "lab", "train", "--help"], capture_output=True, text=True, timeout=120, env=env, cwd=root)
     assert out.returncode == 0, out.stderr
-    assert "--time-budget" in out.stdout
+    assert "--time-budget" in out.stdout and "python -m lab train" in out.stdout
+    unknown = subprocess.run([sys.executable, "-m", "lab", "trian"], capture_output=True, text=True, timeout=120, env=env, cwd=root)
+    assert unknown.returncode == 2 and "unknown command 'trian'" in unknown.stderr and "Traceback" not in unknown.stderr

@@ -1,5 +1,6 @@
 """The evaluation harness executes for real: the canonical line passes, a wrong one fails."""
 import json
+from pathlib import Path
 import subprocess
 import sys
 
@@ -27,8 +28,8 @@ def test_runaway_programs_time_out():
 
 def test_eval_command_smoke(tiny_model_dir):
     out = subprocess.run(
-        [sys.executable, "-m", "infill_lsp.cli", "eval", "--model", str(tiny_model_dir), "--limit", "3", "--json"],
-        capture_output=True, text=True, timeout=600, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+        [sys.executable, "-m", "lab", "eval", "--model", str(tiny_model_dir), "--limit", "3", "--json"],
+        capture_output=True, text=True, timeout=600, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}, cwd=Path(__file__).resolve().parent.parent,
     )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)

@@ -1,25 +1,33 @@
 """The layout's rules, checked on the source (docs/layout.md):
 
-- the engine never imports a front end (infill_lsp) or the lab;
+- no shipped module (engine/, grammars/, infill_lsp/; the CLI included) imports the lab:
+  the lab runs by its own entry, `python -m lab`;
+- the engine never imports a front end (infill_lsp);
 - the grammars never import the engine (the model included);
 - the model never imports the sampler;
-- no shipped module imports the lab, except the CLI (infill_lsp/cli.py), which sits above
-  everything and says so when the lab is absent;
+- no import circles among the shipped modules;
 - importing the engine's types (and the serving core) does not import torch;
-- the wheel's packages hold no training, evaluation, benchmark or fixture module;
+- the built wheel holds no training, evaluation, benchmark, fixture or other lab-only
+  module, and none of its modules imports the lab;
 - the sampler's driver, its steps and Engine.stream stay small.
 
 Imports are read from the AST of every module, function-level ones included; a string
 that names a module of a forbidden package (what `importlib.import_module` would be
 handed) counts as an import too, so a detour through importlib is caught as well.
+The circle check builds the graph of import statements, module- and function-level
+(a function-level import still runs, only later), leaving out `if TYPE_CHECKING:` blocks
+(never run) and a module's imports of its own parent packages (Python runs those
+first whatever the module says).
 """
 from __future__ import annotations
 
 import ast
 import os
 import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Iterator
 
@@ -54,6 +62,89 @@ def imports_of(path: Path) -> Iterator[tuple[int, str]]:
             yield node.lineno, node.value
 
 
+def runtime_import_statements(path: Path) -> Iterator[tuple[int, str, tuple[str, ...]]]:
+    """(line, module, names) for every import statement that can run: module- and
+    function-level, not inside `if TYPE_CHECKING:`. `from X import a, b` gives (X, (a, b))."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+
+    def type_checking_only(node: ast.AST) -> bool:
+        test = node.test if isinstance(node, ast.If) else None
+        return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if type_checking_only(node):
+            todo.extend(node.orelse)  # type: ignore[attr-defined]
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, ()
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            yield node.lineno, base, tuple(alias.name for alias in node.names)
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def import_graph(packages: tuple[str, ...] = SHIPPED) -> dict[str, set[str]]:
+    """module -> the modules of `packages` it imports (see the module docstring)."""
+    paths = {module_name(path): path for package in packages for path in python_files(package)}
+
+    def known(name: str) -> str | None:  # the module itself, or the package holding a name
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+    for name, path in paths.items():
+        for _, base, names in runtime_import_statements(path):
+            # `from X import Y` imports module X.Y when there is one, else a name of X.
+            targets = [f"{base}.{n}" if f"{base}.{n}" in paths else base for n in names] or [base]
+            for target in filter(None, map(known, targets)):
+                if target != name and not is_within(name, target):  # a parent package runs first anyway
+                    graph[name].add(target)
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The graph's strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(circles)
+
+
 def is_within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
@@ -75,8 +166,8 @@ def violations() -> list[str]:
                     found.append(f"{where}: the grammars import the engine")
                 if name == "engine.model" and is_within(imported, "engine.sampler"):
                     found.append(f"{where}: the model imports the sampler")
-                if is_within(imported, "lab") and name != "infill_lsp.cli" and package != "engine":
-                    found.append(f"{where}: shipped code imports the lab (only the CLI may)")
+                if is_within(imported, "lab") and package != "engine":
+                    found.append(f"{where}: shipped code imports the lab (it runs by its own entry, python -m lab)")
     return found
 
 
@@ -110,12 +201,75 @@ def test_the_engines_types_and_serving_core_do_not_import_torch() -> None:
     assert out.stdout.strip() == "", f"importing the types loaded: {out.stdout.strip()}"
 
 
-def test_the_shipped_packages_hold_no_lab_modules_or_data() -> None:
-    lab_like = re.compile(r"(^|/)(training|evaluation|bench_data|syntax_bench|loadtest|fixtures)(/|$)|(^|/)(bench|bench_typing|testing|loadtest|eval_exact|fidelity|toy|lsp_client|commit_eval|tasks)\.py$")
-    shipped = [str(p.relative_to(ROOT)) for package in SHIPPED for p in (ROOT / package).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
-    assert shipped and [p for p in shipped if lab_like.search(p)] == []
-    pyproject = (ROOT / "pyproject.toml").read_text()
-    assert 'include = ["engine*", "infill_lsp*", "grammars*"]' in pyproject and "bench_data" not in pyproject
+def test_no_import_circles_among_the_shipped_modules() -> None:
+    graph = import_graph()
+    assert len(graph) > 80 and "engine.types" in graph["engine.batching"]  # the walk sees imports at all
+    assert import_circles(graph) == []
+
+
+def test_the_circle_check_finds_function_level_circles_and_skips_type_only_imports(tmp_path: Path) -> None:
+    probe = ROOT / "engine" / "_circle_probe"
+    probe.mkdir()
+    try:
+        (probe / "__init__.py").write_text("from engine._circle_probe.a import A\n")  # the package re-exports its module: no circle
+        (probe / "a.py").write_text("from typing import TYPE_CHECKING\nfrom engine._circle_probe import b\nA = 1\nif TYPE_CHECKING:\n    from engine._circle_probe.c import C\n")
+        (probe / "b.py").write_text("def f():\n    from . import a\n    return a\n")
+        (probe / "c.py").write_text("from engine._circle_probe.a import A\nC = A\n")
+        graph = import_graph(("engine",))
+        assert graph["engine._circle_probe.a"] == {"engine._circle_probe.b"}
+        assert graph["engine._circle_probe.c"] == {"engine._circle_probe.a"}
+        assert ["engine._circle_probe.a", "engine._circle_probe.b"] in import_circles(graph)
+        assert not any("engine._circle_probe.c" in circle for circle in import_circles(graph))
+    finally:
+        for path in sorted(probe.rglob("*"), reverse=True):
+            path.rmdir() if path.is_dir() else path.unlink()
+        probe.rmdir()
+
+
+LAB_ONLY = re.compile(
+    r"(^|/)(training|evaluation|bench_data|syntax_bench|loadtest|fixtures|baseline)(/|$)"
+    r"|(^|/)(bench|bench_typing|testing|loadtest|eval_exact|fidelity|toy|lsp_client|commit_eval|tasks|progress|autoregressive|triton_attention)\.py$"
+)
+
+
+def build_wheel(out: Path) -> Path:
+    """`pip wheel --no-deps` of a copy of the shipped tree (the build's own folders must
+    not land in the checkout); no build isolation, so no network."""
+    src = out / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    for package in SHIPPED:
+        shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(src), "-w", str(out / "dist")],
+                           capture_output=True, text=True, timeout=600, cwd=out)
+    assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = (out / "dist").glob("*.whl")
+    return wheel
+
+
+def test_the_built_wheel_holds_no_lab_module_and_imports_no_lab(tmp_path: Path) -> None:
+    with zipfile.ZipFile(build_wheel(tmp_path)) as wheel:
+        names = wheel.namelist()
+        packages = {name.split("/", 1)[0] for name in names if "/" in name and not name.split("/", 1)[0].endswith((".dist-info", ".data"))}
+        assert packages == set(SHIPPED), packages
+        assert [name for name in names if LAB_ONLY.search(name)] == []
+        unpacked = tmp_path / "unpacked"
+        wheel.extractall(unpacked)
+    importing_lab = []
+    for path in sorted(unpacked.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            importing_lab += [f"{path.relative_to(unpacked)}:{node.lineno}" for m in modules if is_within(m, "lab")]
+    assert importing_lab == []
+    assert 'include = ["engine*", "infill_lsp*", "grammars*"]' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_the_lab_only_pattern_names_what_moved_out() -> None:
+    for moved in ("engine/progress.py", "engine/autoregressive.py", "engine/quant/triton_attention.py", "lab/baseline/x.py", "engine/training/train.py"):
+        assert LAB_ONLY.search(moved), moved
+    assert not LAB_ONLY.search("engine/quant/triton_kernels.py") and not LAB_ONLY.search("engine/batching.py")
 
 
 def test_the_sampler_driver_its_steps_and_engine_stream_stay_small() -> None:

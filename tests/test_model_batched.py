@@ -4,8 +4,8 @@ decode that recomputes the whole prefix for every token."""
 import pytest
 import torch
 
-from engine.autoregressive import DecodeBatch, GreedyDecode, decode_many, first_suffix_line
 from engine.model import SEG_PREFIX, InfillTransformer, ModelConfig
+from lab.baseline.autoregressive import DecodeBatch, GreedyDecode, decode_many, decode_stream, first_suffix_line
 
 VOCAB = 97
 
@@ -153,4 +153,4 @@ def test_decode_stops_after_its_first_line_by_default():
 def test_decode_needs_a_prefix_token():
     model = _model()
     with pytest.raises(ValueError):
-        model.decode_stream(model.encode_context([], [5, 6]))
+        decode_stream(model.encode_context([], [5, 6]))

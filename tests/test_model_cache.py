@@ -2,7 +2,9 @@
 import torch
 
 from lab.evaluation.bench import uncached_canvas_logits
-from engine.model import InfillTransformer, ModelConfig
+import torch.nn.functional as F
+
+from engine.model import SEG_CANVAS, SEG_PREFIX, SEG_SUFFIX, BlockLayout, InfillTransformer, ModelConfig, apply_rope
 
 
 def _model(seed=0):
@@ -55,3 +57,60 @@ def test_empty_context_and_attention_layout():
     assert mask[0, 1] and not mask[0, 2]  # suffix sees suffix only
     assert mask[3, 2] and not mask[2, 3] and not mask[2, 0]  # prefix causal, blind to suffix
     assert mask[4, :6].all() and not mask[4, 6]  # canvas sees everything but padding
+
+
+def _spelled_out_layer(block, x, cos, sin, keys, values_of, mask=None):
+    """One layer as the model wrote it before Block.forward existed: the reference the
+    block's strategies are held to, bit for bit."""
+    q, k, v = block.attn.project(block.attn_norm(x))
+    q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+    y = F.scaled_dot_product_attention(q, keys(k), values_of(v), attn_mask=mask)
+    x = x + block.attn.out(y.transpose(1, 2).flatten(2))
+    return x + block.ffn(block.ffn_norm(x))
+
+
+@torch.no_grad()
+def test_every_pass_runs_the_block_as_spelled_out():
+    """The context encoding, the cached canvas pass, the packed pass and the training
+    forward all run Block.forward with their own attention strategy; each equals the
+    layer written out by hand with the same keys (bit-identical: the same operations)."""
+    model = _model(4)
+    prefix, suffix, canvas = _ids(13, 12), _ids(6, 13), _ids(5, 14)
+    P, S, N = len(prefix), len(suffix), len(canvas)
+    cache = model.encode_context(prefix, suffix)
+
+    # Context: the prefix causally, the suffix within itself at positions 0..S-1 (keys cached unrotated).
+    x, xs = model.embed(torch.tensor([prefix])), model.embed(torch.tensor([suffix]))
+    cos, sin = model._rope(torch.arange(P).unsqueeze(0))
+    scos, ssin = model._rope(torch.arange(S).unsqueeze(0))
+    causal = torch.ones(P, P, dtype=torch.bool).tril().view(1, 1, P, P)
+    for block, layer in zip(model.blocks, cache.layers):
+        _, k, v = block.attn.project(block.attn_norm(x))
+        assert torch.equal(layer.prefix_k, apply_rope(k, cos, sin)) and torch.equal(layer.prefix_v, v)
+        _, k, v = block.attn.project(block.attn_norm(xs))
+        assert torch.equal(layer.suffix_k, k) and torch.equal(layer.suffix_v, v)
+        x = _spelled_out_layer(block, x, cos, sin, lambda k: k, lambda v: v, causal)
+        xs = _spelled_out_layer(block, xs, scos, ssin, lambda k: k, lambda v: v)
+
+    # The canvas against the cache: [suffix rotated to P+N | prefix | canvas] keys.
+    x = model.embed(torch.tensor([canvas]))
+    cos, sin = model._rope(torch.arange(P, P + N).unsqueeze(0))
+    suffix_keys = model._rotated_suffix_keys(cache, P + N)
+    for block, layer, sk in zip(model.blocks, cache.layers, suffix_keys):
+        x = _spelled_out_layer(block, x, cos, sin, lambda k: torch.cat([sk, layer.prefix_k, k], dim=2), lambda v: torch.cat([layer.suffix_v, layer.prefix_v, v], dim=2))
+    expected = model.logits(model.final_norm(x))[0]
+    assert torch.equal(model.canvas_logits(cache, torch.tensor([canvas]))[0], expected)
+    # One request packed alone runs the very same calls.
+    assert torch.equal(model.canvas_logits_many([cache], [torch.tensor(canvas)])[0], expected)
+
+    # The training forward, whole-sequence mask and per-block layout alike.
+    ids = torch.tensor([suffix + prefix + canvas])
+    positions = torch.tensor([list(range(P + N, P + N + S)) + list(range(P)) + list(range(P, P + N))])
+    segments = torch.tensor([[SEG_SUFFIX] * S + [SEG_PREFIX] * P + [SEG_CANVAS] * N])
+    x, mask = model.embed(ids), InfillTransformer.attention_mask(segments)
+    cos, sin = model._rope(positions)
+    for block in model.blocks:
+        x = _spelled_out_layer(block, x, cos, sin, lambda k: k, lambda v: v, mask)
+    assert torch.equal(model(ids, positions, segments), model.final_norm(x))
+    blocked = model(ids, positions, segments, BlockLayout(S, P, N))
+    torch.testing.assert_close(blocked, model.final_norm(x), atol=1e-6, rtol=1e-6)

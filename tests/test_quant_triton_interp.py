@@ -22,8 +22,8 @@ if os.environ.get("TRITON_INTERPRET") != "1":
 import triton  # noqa: E402,F401  (a hard import: in that process triton must exist)
 
 from engine.quant import formats  # noqa: E402
-from engine.quant.attention import canvas_attention_ref  # noqa: E402
-from engine.quant.triton_attention import canvas_attention  # noqa: E402
+from lab.quant.attention import canvas_attention_ref  # noqa: E402
+from lab.quant.triton_attention import canvas_attention  # noqa: E402
 from engine.quant.triton_kernels import MatmulConfig, _int8_matmul_kernel, int4_matmul, int8_matmul  # noqa: E402
 
 # Error bound per output, relative to sum_k |x_k w_k| (so it is scale free): float32 is

@@ -258,7 +258,7 @@ def test_learning_curves_drop_what_a_resumed_run_superseded(tmp_path):
 
 
 def _tiny_run_args(tmp_path: Path, *extra: str) -> tuple[Path, list[str]]:
-    """A corpus, a 400-entry tokenizer trained on it, and `infill train` arguments for a
+    """A corpus, a 400-entry tokenizer trained on it, and `python -m lab train` arguments for a
     one-layer model that trains in seconds (plus `extra`)."""
     corpus = _corpus(tmp_path)
     tok_path = tmp_path / "tokenizer.json"
@@ -302,3 +302,18 @@ def test_compare_scores_models_on_one_validation_set(tmp_path):
     assert compare.main([str(short), str(long), "--corpus", str(corpus), "--batches", "2", "--dev", "2", "--json", str(tmp_path / "d.json")]) == 0
     dev = [row["dev"] for row in json.loads((tmp_path / "d.json").read_text())]
     assert [d["dev_items"] for d in dev] == [2, 2] and all(0 <= d["exact_match"] <= 100 and d["tpf"] > 0 for d in dev)
+
+
+def test_init_from_reads_text_with_the_source_models_tokenizer(tmp_path):
+    """A continued run without --tokenizer uses the source model's tokenizer (a new one trained
+    on the corpus would scramble the embedding rows), and one given explicitly must match it."""
+    corpus, small = _tiny_run_args(tmp_path, "--batch-size", "4", "--prefix-tokens", "32", "--suffix-tokens", "16", "--max-steps", "2")
+    assert train.main(["--run", str(tmp_path / "a")] + small) == 0
+    source = tmp_path / "a" / "model"
+    without_tokenizer = [a for i, a in enumerate(small) if a != "--tokenizer" and small[i - 1] != "--tokenizer"]
+    assert train.main(["--run", str(tmp_path / "b"), "--init-from", str(source)] + without_tokenizer) == 0
+    assert not (tmp_path / "b" / "tokenizer.json").exists()  # nothing trained anew
+    assert (tmp_path / "b" / "model" / "tokenizer.json").read_bytes() == (source / "tokenizer.json").read_bytes()
+    other = tmp_path / "other.json"
+    train_tokenizer(["def f(x):\n    return x\n"] * 50, 300).save(str(other))
+    assert train.main(["--run", str(tmp_path / "c"), "--init-from", str(source)] + without_tokenizer + ["--tokenizer", str(other)]) == 2

@@ -1,20 +1,17 @@
 """One module per LSP feature; each has `register(server)`.
 
 A new feature is one more module here with its own `register`, added to FEATURES; it
-gets the shared state (documents, edit history, engine, stats) from the InfillServer.
+gets the shared state (documents, edit history, engine, stats) from the server, typed
+as `host.LspServer` (the handlers never import infill_lsp/server.py).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import accept, completion, configuration, document_state, inline_completion, lifecycle, next_edit, stats, text_sync
-
-if TYPE_CHECKING:
-    from ..server import InfillServer
+from .host import LspServer
 
 FEATURES = (lifecycle, text_sync, configuration, inline_completion, completion, accept, next_edit, stats, document_state)
 
 
-def register_all(server: "InfillServer") -> None:
+def register_all(server: "LspServer") -> None:
     for feature in FEATURES:
         feature.register(server)

@@ -1,14 +1,13 @@
 """The `infill.accept` command: clients run it when the user takes a suggestion."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
 from ..completion_service import Suggestion
+from .host import LspServer
 
-if TYPE_CHECKING:
-    from ..server import InfillServer
 
 ACCEPT_COMMAND = "infill.accept"
 
@@ -23,9 +22,9 @@ def accept_command(suggestion: Suggestion) -> types.Command:
     )
 
 
-def register(server: "InfillServer") -> None:
-    # No annotation on `ls`: pygls resolves command handlers' type hints at call time,
-    # and InfillServer is only imported for type checking here.
+def register(server: "LspServer") -> None:
+    # No annotation on `ls`: pygls resolves command handlers' type hints at call time
+    # (and the server's type, LspServer, is a Protocol, no class to convert into).
     @server.command(ACCEPT_COMMAND)
     def accept(ls, *arguments: Any) -> dict:  # type: ignore[no-untyped-def]
         suggestion_id = arguments[0] if arguments else None

@@ -7,23 +7,20 @@ on, which the item names in `data.version`.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 
 from engine.text import units_in
 from .accept import accept_command
+from .host import LspServer
 
-if TYPE_CHECKING:
-    from ..server import InfillServer
 
 TRIGGER_CHARACTERS = [".", "(", "[", "{", ",", ":", "=", " ", "\n"]
 _LABEL_CHARS = 60
 
 
-def register(server: "InfillServer") -> None:
+def register(server: "LspServer") -> None:
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS))
-    async def completion(ls: "InfillServer", params: types.CompletionParams) -> types.CompletionList:
+    async def completion(ls: "LspServer", params: types.CompletionParams) -> types.CompletionList:
         suggestion = await ls.suggest(params.text_document.uri, params.position)
         # Incomplete: the client asks again as the user types, so the suggestion follows.
         empty = types.CompletionList(is_incomplete=True, items=[])

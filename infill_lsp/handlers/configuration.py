@@ -1,20 +1,16 @@
 """workspace/didChangeConfiguration: new settings pushed, or a hint to pull them."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 
 from ..config import SECTION
 from .lifecycle import pull_configuration
-
-if TYPE_CHECKING:
-    from ..server import InfillServer
+from .host import LspServer
 
 
-def register(server: "InfillServer") -> None:
+def register(server: "LspServer") -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: "InfillServer", params: types.DidChangeConfigurationParams) -> None:
+    async def did_change_configuration(ls: "LspServer", params: types.DidChangeConfigurationParams) -> None:
         settings = params.settings
         # Pull-model clients send null (or an object without our section) as a nudge.
         if isinstance(settings, dict) and SECTION in settings:

@@ -9,15 +9,14 @@ that incremental sync kept both copies equal; the text itself is never sent back
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ..documents import UnknownDocument
 from .next_edit import _field
+from .host import LspServer
 
-if TYPE_CHECKING:
-    from ..server import InfillServer
 
 DOCUMENT_STATE_METHOD = "infill/documentState"
 
@@ -27,9 +26,9 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def register(server: "InfillServer") -> None:
+def register(server: "LspServer") -> None:
     @server.feature(DOCUMENT_STATE_METHOD)
-    def document_state(ls: "InfillServer", params: Any) -> dict:
+    def document_state(ls: "LspServer", params: Any) -> dict:
         uri = _field(_field(params, "textDocument"), "uri")
         if not isinstance(uri, str):
             raise JsonRpcInvalidParams("infill/documentState needs textDocument.uri")

@@ -1,19 +1,15 @@
 """textDocument/inlineCompletion (LSP 3.18): the middle as ghost text at the cursor."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 
 from .accept import accept_command
-
-if TYPE_CHECKING:
-    from ..server import InfillServer
+from .host import LspServer
 
 
-def register(server: "InfillServer") -> None:
+def register(server: "LspServer") -> None:
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
-    async def inline_completion(ls: "InfillServer", params: types.InlineCompletionParams) -> types.InlineCompletionList:
+    async def inline_completion(ls: "LspServer", params: types.InlineCompletionParams) -> types.InlineCompletionList:
         suggestion = await ls.suggest(params.text_document.uri, params.position)
         if suggestion is None:
             return types.InlineCompletionList(items=[])

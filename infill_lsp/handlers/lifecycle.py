@@ -6,37 +6,34 @@ $/progress, and completion requests that arrive meanwhile wait for it.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
 
 from ..config import SECTION
-
-if TYPE_CHECKING:
-    from ..server import InfillServer
+from .host import LspServer
 
 
-def register(server: "InfillServer") -> None:
+def register(server: "LspServer") -> None:
     @server.feature(types.INITIALIZE)
-    def initialize(ls: "InfillServer", params: types.InitializeParams) -> None:
+    def initialize(ls: "LspServer", params: types.InitializeParams) -> None:
         # pygls advertises this same choice in the capabilities it builds after us.
         encoding = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
         ls.documents.encoding = encoding.value if isinstance(encoding, types.PositionEncodingKind) else str(encoding)
         ls.initialization_options = params.initialization_options
 
     @server.feature(types.INITIALIZED)
-    async def initialized(ls: "InfillServer", params: types.InitializedParams) -> None:
+    async def initialized(ls: "LspServer", params: types.InitializedParams) -> None:
         await ls.apply_settings(getattr(ls, "initialization_options", None), "initializationOptions")
         await pull_configuration(ls)
         asyncio.ensure_future(ls.load_model())
 
     @server.feature(types.SHUTDOWN)
-    def shutdown(ls: "InfillServer", params: None) -> None:
+    def shutdown(ls: "LspServer", params: None) -> None:
         ls.engine.close()
 
 
-async def pull_configuration(ls: "InfillServer") -> None:
+async def pull_configuration(ls: "LspServer") -> None:
     """Ask the client for the "infill" section (workspace/configuration), if it can answer."""
     capabilities = ls.client_capabilities
     if not (capabilities.workspace and capabilities.workspace.configuration):

@@ -1,17 +1,16 @@
 """`infill/stats`: shown/accepted counts, latency percentiles, avoided model passes."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
+from .host import LspServer
 
-if TYPE_CHECKING:
-    from ..server import InfillServer
 
 STATS_METHOD = "infill/stats"
 
 
-def register(server: "InfillServer") -> None:
+def register(server: "LspServer") -> None:
     @server.feature(STATS_METHOD)
-    def stats(ls: "InfillServer", params: Any) -> dict:
+    def stats(ls: "LspServer", params: Any) -> dict:
         snapshot = ls.stats.snapshot()
         snapshot["model"] = ls.engine.model_name
         snapshot["open_documents"] = len(ls.documents)

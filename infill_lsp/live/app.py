@@ -22,25 +22,25 @@ from typing import Any, AsyncIterator, Optional
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from engine.types import InfillError, ModelFailure
-from engine.worker import InfillCall, Job, Outcome
+from engine.worker import InfillCall, Outcome
+
+from ..request_path import ErrorCode, UserError, user_error
 
 from . import openai_api as api
 from . import pages
 from .channel import StarletteChannel
 from .connection import LiveConnection
+from .engine_call import EngineCall, EngineStream
 from .hub import Hub
 from .protocol import WEBSOCKET_PATH
 from .frames import result_payload
 
 log = logging.getLogger("infill.live")
 
-STEP_BACKLOG = 32
-KEY = "completion"  # the worker's key within an HTTP request's own group
 API_METHODS = {"/v1/completions": "POST", "/v1/models": "GET", "/health": "GET"}
 
 
@@ -92,84 +92,24 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 # -- /v1/completions -------------------------------------------------------------------------
 
-class EngineCall:
-    """One completion as a job on the hub's engine worker, its steps and outcome handed to
-    this event loop. Each HTTP request is a group of its own: turns go round robin across
-    requests and live connections alike."""
+# The request path's errors as OpenAI error objects: (code, type) by ErrorCode; the HTTP
+# status is the request path's (UserError.http_status).
+_API_CODES = {ErrorCode.REFUSED: "engine_refused", ErrorCode.MODEL_FAILED: "model_failed",
+              ErrorCode.CANCELLED: "cancelled", ErrorCode.UNAVAILABLE: "model_unavailable"}
 
-    def __init__(self, hub: Hub, request: api.CompletionRequest) -> None:
-        self.hub = hub
-        self.request = request
-        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        self.finished = False
-        self.ended = False
-        loop = asyncio.get_running_loop()
 
-        def post(kind: str, payload: Any) -> None:  # on the engine thread: hand off, never block
-            try:
-                loop.call_soon_threadsafe(self.queue.put_nowait, (kind, payload))
-            except RuntimeError:
-                pass  # the loop is gone: the server is shutting down
-
-        group = ("http", hub.next_http_id())
-        # The whole prompt and suffix: the engine decides the window it reads (engine/window.py).
-        call = InfillCall(request.prompt, request.suffix, request.language, dict(request.settings),
-                          cross_file=request.cross_file, filename=request.filename,
-                          detect_language=request.detect_language)
-        self.job = Job(group, KEY, call, hub.worker.supersede(group, KEY))
-        self.job.on_step = lambda step: post("step", step)
-        self.job.on_done = lambda outcome: post("done", outcome)
-
-    def start(self) -> None:
-        self.hub.http_in_flight += 1
-        self.hub.counters["http_requests"] += 1
-        self.hub.worker.submit(self.job)
-
-    async def next(self) -> tuple[str, Any]:
-        """The next ("step", DenoiseStep) or ("done", Outcome). Once a reader falls behind
-        by more than STEP_BACKLOG steps, steps collapse into the newest one (a step carries
-        the whole canvas, so a slow reader gets fewer, fuller snapshots, never a backlog)."""
-        kind, payload = await self.queue.get()
-        while kind == "step" and self.queue.qsize() > STEP_BACKLOG:
-            kind, payload = self.queue.get_nowait()
-        if kind != "step":
-            self.finished = True
-        return kind, payload
-
-    def end(self) -> None:
-        """Called when the answer is over, however it ended (more than once is harmless): a
-        request that ends early (client gone, server stopping) stops the engine."""
-        if self.ended:
-            return
-        self.ended = True
-        self.hub.http_in_flight -= 1
-        if not self.finished:
-            self.hub.worker.cancel(self.job.group, KEY)
-            self.hub.counters["http_cancelled"] += 1
-        self.hub.worker.forget(self.job.group, KEY)  # a request is a group of its own: nothing reuses its context
-
-    def prompt_tokens(self) -> int:
-        """Tokens of the window the model reads (BOS, prefix tail, suffix head)."""
-        context_ids = getattr(self.hub.engine, "context_ids", None)
-        if context_ids is None:
-            return 0
-        prefix_ids, suffix_ids = context_ids(self.request.prompt, self.request.suffix, self.request.cross_file)
-        return len(prefix_ids) + len(suffix_ids)
+def api_error(failure: UserError) -> api.ApiError:
+    """A UserError as the OpenAI-style error this API answers with."""
+    kind = "invalid_request_error" if failure.http_status < 500 else "server_error"
+    return api.ApiError(failure.http_status, failure.message, kind=kind, code=_API_CODES.get(failure.code, "internal_error"))
 
 
 def _result(call: EngineCall, outcome: Outcome) -> dict[str, Any]:
     """The finished job as {"text", "stats", "queue_ms", "elapsed_ms"}, or ApiError."""
-    if outcome.result is not None:
-        return result_payload(outcome.result, call.job)
-    if isinstance(outcome.error, InfillError):  # the input's fault; its message is meant for users
-        raise api.ApiError(400, str(outcome.error), code="engine_refused")
-    if isinstance(outcome.error, ModelFailure) and outcome.error.retryable:  # out of memory, timed out: retry
-        raise api.ApiError(503, str(outcome.error), kind="server_error", code="model_failed")
-    if outcome.cancelled:
-        raise api.ApiError(503, "the request was cancelled: the server is shutting down", kind="server_error",
-                           code="cancelled")
-    message = str(outcome.error) if isinstance(outcome.error, ModelFailure) else "the engine failed; see the server log"
-    raise api.ApiError(500, message, kind="server_error", code="internal_error")
+    failure = user_error(outcome)
+    if failure is not None:
+        raise api_error(failure)
+    return result_payload(outcome.result, call.job)
 
 
 def _figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:
@@ -201,14 +141,20 @@ async def completions(hub: Hub, request: Request) -> Response:
         hub.counters[f"http_{error.status}"] += 1
         return error_response(error)
     hub.check_model_dir()
-    call = EngineCall(hub, parsed)
-    call.start()
+    # The whole prompt and suffix: the engine decides the window it reads (engine/window.py).
+    call = EngineCall(hub, InfillCall(parsed.prompt, parsed.suffix, parsed.language, dict(parsed.settings),
+                                      cross_file=parsed.cross_file, filename=parsed.filename,
+                                      detect_language=parsed.detect_language))
+    call.start(steps=parsed.stream)
     meta = {"completion_id": f"cmpl-{secrets.token_hex(12)}", "created": int(time.time()), "model": hub.model_name}
     if parsed.stream:
-        return _EngineStream(call, _stream(hub, call, parsed, meta), media_type="text/event-stream",
+        return EngineStream(call, _stream(hub, call, parsed, meta), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
     try:
-        result = await _until_result(call, request)
+        outcome = await call.outcome_or_hang_up(request)
+        if outcome is None:
+            raise api.ApiError(499, "client closed the request", code="client_closed")
+        result = _result(call, outcome)
     except api.ApiError as error:
         hub.counters[f"http_{error.status}"] += 1
         return error_response(error)
@@ -219,44 +165,6 @@ async def completions(hub: Hub, request: Request) -> Response:
     return JSONResponse(api.completion_body(
         **meta, text=text, finish=api.finish_reason(result["stats"].get("stop_reason", ""), stopped), usage=usage,
         infill=_figures(hub, result)))
-
-
-async def _until_result(call: EngineCall, request: Request) -> dict[str, Any]:
-    """Wait for the result; if the client hangs up first, give up (the caller cancels the job)."""
-    disconnected = asyncio.ensure_future(_disconnect(request))
-    try:
-        while True:
-            frame = asyncio.ensure_future(call.next())
-            await asyncio.wait({frame, disconnected}, return_when=asyncio.FIRST_COMPLETED)
-            if not frame.done():
-                frame.cancel()
-                raise api.ApiError(499, "client closed the request", code="client_closed")
-            kind, payload = frame.result()
-            if kind == "done":
-                return _result(call, payload)
-    finally:
-        disconnected.cancel()
-
-
-async def _disconnect(request: Request) -> None:
-    """Returns when the client disconnects (the body has been read, so nothing else arrives)."""
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
-
-
-class _EngineStream(StreamingResponse):
-    """A streamed answer that ends its engine call even if the body never starts (the
-    client left before the headers went out, so the generator never ran)."""
-
-    def __init__(self, call: EngineCall, content: AsyncIterator[bytes], **kwargs: Any) -> None:
-        super().__init__(content, **kwargs)
-        self.call = call
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            self.call.end()
 
 
 async def _stream(hub: Hub, call: EngineCall, request: api.CompletionRequest,

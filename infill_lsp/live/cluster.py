@@ -139,7 +139,7 @@ def free_port(host: str) -> int:
 
 def serve_replicas(config: Any, options: ClusterOptions, *, model_dir: Optional[str]) -> int:
     """Deploy on Ray Serve, print where, serve until SIGINT/SIGTERM, then take it down."""
-    from .server import print_banner, urls, wait_for_signal
+    from .banner import print_banner, urls, wait_for_signal
 
     try:
         import ray

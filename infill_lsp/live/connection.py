@@ -1,9 +1,10 @@
 """One WebSocket connection: reads client messages, keeps its sessions, routes engine frames.
 
 Everything here runs on the event loop. The only cross-thread entries are the job's
-`on_step` / `on_done` callbacks, which the engine worker's thread calls; they merely
-schedule `_on_engine` on the loop. Supersede and cancel go through the engine worker
-(engine/worker.py): group = this connection, key = the session.
+engine events, which the request path (infill_lsp/request_path.py) hands from the engine
+worker's thread to the loop through the hub's LoopInbox (one wakeup per pass) and
+delivers to `_on_engine`. Supersede and cancel go through its lane: group = this
+connection, key = the session.
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import json
 import logging
 from typing import Any, Optional, Protocol, Union
 
-from engine.types import InfillError, ModelFailure
-from engine.worker import EngineWorker, InfillCall, Job, LoopInbox, Outcome
+from engine.worker import EngineWorker, InfillCall, LoopInbox, Outcome
+
+from ..request_path import ErrorCode, InFlight, Lane, user_error
 
 from . import protocol as p
 from .channel import Channel, ChannelClosed
@@ -57,6 +59,7 @@ class LiveConnection:
         self._close_task: Optional[asyncio.Task[None]] = None  # held so it is not garbage-collected
         self.loop = asyncio.get_running_loop()
         self.hub.inbox.attach(self.loop)  # the hub's engine events come to this loop
+        self.lane = Lane(hub.worker, id(self), hub.inbox.post)  # this connection's turn on the worker
 
     async def serve(self) -> None:
         sender = asyncio.create_task(self._send_loop())
@@ -216,16 +219,13 @@ class LiveConnection:
         # The whole text around the range: the engine decides the window (engine/window.py).
         text = session.document.text
         call = InfillCall(text[:start], text[end:], session.language, {**session.settings, **message.settings})
-        job = Job(id(self), session.id, call, self.hub.worker.supersede(id(self), session.id))
-        job.on_step = lambda step: self._post(job, "step", step)
-        job.on_done = lambda outcome: self._job_done(job, outcome)
-        session.active = ActiveRequest(job, message.request_id, message.range, session.document.version)
         try:
-            self.hub.worker.submit(job)
+            flight = self.lane.submit(session.id, call, steps=True, on_event=self._on_engine,
+                                      on_finished=lambda outcome: self.hub.end_live_request())
         except RuntimeError:  # the worker is closed: the server is shutting down
             self.hub.end_live_request()
-            session.active = None
             raise
+        session.active = ActiveRequest(flight, message.request_id, message.range, session.document.version)
         self.send({"type": "queued", "session": session.id, "id": message.request_id,
                    "pending": self.hub.worker.pending()})
 
@@ -234,7 +234,7 @@ class LiveConnection:
         if active is None:
             return
         session.active = None
-        self.hub.worker.cancel(id(self), session.id)
+        self.lane.cancel(session.id)
         self.outbox.drop_request(session.id, active.request_id)
         self.send({"type": "cancelled", "session": session.id, "id": active.request_id, "reason": reason})
 
@@ -242,51 +242,43 @@ class LiveConnection:
         session = self._session(session_id)
         self._cancel_active(session, "close")
         del self.sessions[session_id]
-        self.hub.worker.forget(id(self), session_id)  # its cached context is of no more use
+        self.lane.forget(session_id)  # its cached context is of no more use
         self.hub.release_session()
         self.send({"type": "closed", "session": session_id})
 
     def _teardown(self) -> None:
         for session in self.sessions.values():
             if session.active is not None:
-                self.hub.worker.cancel(id(self), session.id)
+                self.lane.cancel(session.id)
                 session.active = None
-            self.hub.worker.forget(id(self), session.id)
+            self.lane.forget(session.id)
             self.hub.release_session()
         self.sessions.clear()
 
-    # -- from the engine thread ---------------------------------------------------------------
+    # -- engine events, on the loop ---------------------------------------------------------------
 
-    def _job_done(self, job: Job, outcome: Outcome) -> None:
-        """The worker's one on_done per job (worker thread): free its place, hand it off."""
-        self.hub.end_live_request()
-        self._post(job, "done", outcome)
-
-    def _post(self, job: Job, kind: str, payload: Any) -> None:
-        """Called on the engine worker's thread: hand the event to the loop, never block."""
-        self.hub.inbox.post(self._on_engine, job, kind, payload)
-
-    def _on_engine(self, job: Job, kind: str, payload: Any) -> None:
-        session = self.sessions.get(job.key)  # type: ignore[arg-type]
-        if session is None or session.active is None or session.active.job is not job or job.cancel.is_set():
+    def _on_engine(self, flight: InFlight, kind: str, payload: Any) -> None:
+        session = self.sessions.get(flight.job.key)  # type: ignore[arg-type]
+        if session is None or session.active is None or session.active.flight is not flight or flight.cancelled:
             return  # superseded, cancelled or closed: its terminal frame was already sent
-        active = session.active
+        active, job = session.active, flight.job
         if kind == "step":
             self.send({"type": "step", "session": session.id, "id": active.request_id, **step_payload(payload, job)})
             return
         session.active = None
         outcome: Outcome = payload
-        if outcome.result is not None:
+        failure = user_error(outcome)
+        if failure is None:
             self.send({"type": "result", "session": session.id, "id": active.request_id, "version": active.version,
                        "range": active.range.to_json(), **result_payload(outcome.result, job)})
-        elif isinstance(outcome.error, InfillError):  # its message is meant for users
-            self.send(p.error_frame(p.E_ENGINE, str(outcome.error), session=session.id, request_id=active.request_id))
-        elif isinstance(outcome.error, ModelFailure) and outcome.error.retryable:  # out of memory, timed out
-            self.send(p.error_frame(p.E_MODEL_FAILED, str(outcome.error), session=session.id,
+        else:
+            self.send(p.error_frame(_ERROR_CODES.get(failure.code, p.E_INTERNAL), failure.message, session=session.id,
                                     request_id=active.request_id))
-        else:  # an engine bug (logged by the worker) or a run that never produced a result
-            message = str(outcome.error) if isinstance(outcome.error, ModelFailure) else "the engine failed; see the server log"
-            self.send(p.error_frame(p.E_INTERNAL, message, session=session.id, request_id=active.request_id))
+
+
+# The request path's errors as live protocol codes; the rest (a bug, a run without a result) is internal.
+_ERROR_CODES = {ErrorCode.REFUSED: p.E_ENGINE, ErrorCode.MODEL_FAILED: p.E_MODEL_FAILED}
+
 
 def _dumps(frame: dict[str, Any]) -> str:
     return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import signal
 import socket
 import sys
 from dataclasses import dataclass, field, replace
@@ -26,9 +25,10 @@ from engine.types import InfillError
 from .. import redaction
 from . import pages
 from .app import build_app
+from .banner import print_banner, urls, wait_for_signal
 from .hub import Hub
 from .limits import Limits
-from .protocol import CLOSE_GOING_AWAY, PROTOCOL_VERSION, WEBSOCKET_PATH
+from .protocol import CLOSE_GOING_AWAY
 from .ws_protocol import LiveWebSocketProtocol
 
 log = logging.getLogger("infill.live")
@@ -42,18 +42,6 @@ class LiveConfig:
     allowed_origins: tuple[str, ...] = ()  # beyond the server's own
     limits: Limits = field(default_factory=Limits)
     max_batch: Optional[int] = None  # requests denoised together (None: the worker's default; 1: one at a time)
-
-
-def urls(host: str, port: int, token: Optional[str]) -> dict[str, str]:
-    """The addresses `infill serve` prints. The token rides in the playground URL's
-    fragment, which browsers never send to a server or in a Referer."""
-    if host in ("0.0.0.0", "", "::"):
-        host = "127.0.0.1"
-    elif ":" in host:
-        host = f"[{host}]"
-    base = f"http://{host}:{port}"
-    return {"base": base, "playground": f"{base}/" + (f"#token={token}" if token else ""),
-            "websocket": f"ws://{host}:{port}{WEBSOCKET_PATH}", "api": f"{base}/v1"}
 
 
 class _Uvicorn(uvicorn.Server):
@@ -211,32 +199,6 @@ def main(argv: list[str]) -> int:
         return asyncio.run(_serve_until_signal(server))
     except KeyboardInterrupt:
         return 0
-
-
-def print_banner(config: LiveConfig, port: int, token: str, model: str, extra: str = "") -> None:
-    """What `infill serve` prints at start: where to connect, and the token if it made one."""
-    if not pages.is_loopback(config.host):
-        print(f"warning: listening on {config.host}, not loopback: anyone who can reach it and knows "
-              "the token can use the model", file=sys.stderr)
-    generated = config.token is None
-    where = urls(config.host, port, token if generated else None)
-    print(f"infill serve: model {model}, protocol {PROTOCOL_VERSION}{extra}", flush=True)
-    print(f"  playground: {where['playground']}", flush=True)
-    print(f"  websocket:  {where['websocket']}", flush=True)
-    print(f"  api:        {where['api']}  (OpenAI-style: POST /completions, GET /models)", flush=True)
-    if generated:
-        print(f"  token:      {token}", flush=True)
-
-
-async def wait_for_signal() -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(signum, stop.set)
-        except (NotImplementedError, RuntimeError):
-            pass  # not on this platform / not the main thread
-    await stop.wait()
 
 
 async def _serve_until_signal(server: LiveServer) -> int:

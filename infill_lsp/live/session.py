@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from engine.worker import Job
+from ..request_path import InFlight
 
 from .document import Document
 from .protocol import Range
@@ -12,7 +12,7 @@ from .protocol import Range
 
 @dataclass(eq=False)
 class ActiveRequest:
-    job: Job
+    flight: InFlight  # its job on the engine worker
     request_id: Union[str, int]
     range: Range
     version: int  # document version the request's range refers to

@@ -23,7 +23,7 @@ from typing import Callable, Optional
 import torch
 import torch.nn.functional as F
 
-from engine.model import ContextCache, InfillTransformer, apply_rope
+from engine.model import ContextCache, InfillTransformer
 
 
 @torch.no_grad()
@@ -42,18 +42,18 @@ def padded_logits(model: InfillTransformer, caches: list[ContextCache], canvases
     starts = [sum(sizes[:b]) for b in range(B)]
     x = model.embed(torch.cat(canvases).unsqueeze(0))
     for i, block in enumerate(model.blocks):
-        q, k, v = block.attn.project(block.attn_norm(x))
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        keys, values, queries = torch.zeros(B, H, L, Dh), torch.zeros(B, H, L, Dh), torch.zeros(B, H, N, Dh)
-        for b, (cache, n, s) in enumerate(zip(caches, sizes, starts)):
-            layer = cache.layers[i]
-            keys[b, :, : lengths[b]] = torch.cat([suffix_keys[b][i], layer.prefix_k, k[:, :, s : s + n]], dim=2)[0]
-            values[b, :, : lengths[b]] = torch.cat([layer.suffix_v, layer.prefix_v, v[:, :, s : s + n]], dim=2)[0]
-            queries[b, :, :n] = q[0, :, s : s + n]
-        y = F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask)  # (B, H, N, Dh)
-        y = torch.cat([y[b : b + 1, :, :n] for b, n in enumerate(sizes)], dim=2)
-        x = x + block.attn.out(y.transpose(1, 2).flatten(2))
-        x = x + block.ffn(block.ffn_norm(x))
+
+        def padded(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, i: int = i) -> torch.Tensor:
+            keys, values, queries = torch.zeros(B, H, L, Dh), torch.zeros(B, H, L, Dh), torch.zeros(B, H, N, Dh)
+            for b, (cache, n, s) in enumerate(zip(caches, sizes, starts)):
+                layer = cache.layers[i]
+                keys[b, :, : lengths[b]] = torch.cat([suffix_keys[b][i], layer.prefix_k, k[:, :, s : s + n]], dim=2)[0]
+                values[b, :, : lengths[b]] = torch.cat([layer.suffix_v, layer.prefix_v, v[:, :, s : s + n]], dim=2)[0]
+                queries[b, :, :n] = q[0, :, s : s + n]
+            y = F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask)  # (B, H, N, Dh)
+            return torch.cat([y[b : b + 1, :, :n] for b, n in enumerate(sizes)], dim=2)  # back to the packed rows
+
+        x = block(x, cos, sin, padded)
     logits = model.logits(model.final_norm(x))[0]
     return [logits[s : s + n] for s, n in zip(starts, sizes)]
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine.api import Engine
-from engine.autoregressive import DecodeBatch, GreedyDecode
 from engine.batching import BatchRunner, Ticket
+from lab.baseline.autoregressive import DecodeBatch, GreedyDecode
 from lab.concurrency.items import Item
 
 MODES = ("batched", "sequential", "autoregressive")
@@ -72,7 +72,7 @@ class Batched:
 
 class Autoregressive:
     """The same weights decoding the middle left to right, one token per pass, batched the
-    same way (engine/autoregressive.py). Its context is the same prefix window; it does not
+    same way (lab/baseline/autoregressive.py). Its context is the same prefix window; it does not
     see the suffix."""
 
     def __init__(self, eng: Engine) -> None:

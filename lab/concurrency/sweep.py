@@ -1,6 +1,6 @@
 """The concurrency sweep: batched diffusion vs one request at a time vs autoregressive.
 
-    infill bench --concurrency 1,2,4,8,16,32,64 [--json] [--plot docs/concurrency.png]
+    python -m lab bench --concurrency 1,2,4,8,16,32,64 [--json] [--plot docs/concurrency.png]
     python -m lab.concurrency.sweep --concurrency 1,2,4,8,16,32,64 ...   (the same)
 
 For each level C, C clients in a closed loop: each sends a request, waits for its result
@@ -12,7 +12,7 @@ same ones in the same order for every mode. The modes (lab/concurrency/servers.p
 - batched: the diffusion engine, continuous batching (engine/batching.py);
 - sequential: the diffusion engine one request at a time, as served before batching;
 - autoregressive: the same weights writing the middle left to right, one token per pass,
-  batched the same way (engine/autoregressive.py); it does not see the suffix.
+  batched the same way (lab/baseline/autoregressive.py); it does not see the suffix.
 
 Figures per level and mode: total tokens/s (middle tokens of every request / wall time),
 tokens/s per user (sum of tokens / sum of latencies: the rate one client sees), p50/p99
@@ -224,7 +224,7 @@ def table(report: dict[str, Any]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="infill bench --concurrency", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lab bench --concurrency", description=__doc__.split("\n")[0])
     p.add_argument("--concurrency", default=DEFAULT_LEVELS, help=f"comma-separated levels (default {DEFAULT_LEVELS})")
     p.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
     p.add_argument("--requests", type=int, default=MIN_REQUESTS, help="requests per level at least (a level C runs max(this, 2C))")
@@ -257,12 +257,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         levels = parse_levels(args.concurrency)
         settings = parse_settings(args.set)
     except ValueError as exc:
-        print(f"infill bench: error: {exc}", file=sys.stderr)
+        print(f"python -m lab bench: error: {exc}", file=sys.stderr)
         return 2
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
-        print(f"infill bench: error: unknown mode(s) {unknown}; known: {', '.join(MODES)}", file=sys.stderr)
+        print(f"python -m lab bench: error: unknown mode(s) {unknown}; known: {', '.join(MODES)}", file=sys.stderr)
         return 2
     eng = load_engine(args.model, args.device, args.shapes, args.threads, args.dtype, settings)
 

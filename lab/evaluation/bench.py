@@ -1,4 +1,4 @@
-"""`infill bench`: infill's sampler against the reference sampler, same model, same inputs.
+"""`python -m lab bench`: infill's sampler against the reference sampler, same model, same inputs.
 
 The reference is the LLaDA-style baseline: a fixed canvas of REFERENCE_CANVAS masks,
 one top-confidence commit per step (so steps = canvas length), and no cache (every
@@ -11,6 +11,7 @@ in training. Exact match compares middles with trailing whitespace stripped.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Optional
 import torch
 
 from engine.model import SEG_CANVAS, SEG_PREFIX, SEG_SUFFIX, InfillTransformer
-from engine.progress import report_progress
+from lab.progress import report_progress
 from lab.evaluation.items import exact_match, load_items, percentile
 
 REFERENCE_CANVAS = 32
@@ -72,7 +73,7 @@ def run_bench(model_dir: Optional[Path] = None, limit: Optional[int] = None, as_
 
     eng = engine.load(model_dir)
     if not isinstance(eng.model, InfillTransformer):
-        raise engine.InfillError("infill bench's reference sampler needs an infill model directory")
+        raise engine.InfillError("python -m lab bench's reference sampler needs an infill model directory")
     items = load_items(limit or 60)
     ours_ms, ours_tokens, ours_forwards, ours_em = [], 0, 0, 0
     ref_ms, ref_tokens, ref_em = [], 0, 0
@@ -120,3 +121,39 @@ def run_bench(model_dir: Optional[Path] = None, limit: Optional[int] = None, as_
         print(f"{'exact match':22}{report['exact_match']:>12.1%}{report['reference_exact_match']:>12.1%}")
         print(f"speedup (tokens/s): {report['speedup']}x · latency ratio: {report['latency_speedup']}x")
     return 0
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """`python -m lab bench`: this benchmark, or with --syntax / --concurrency the other two."""
+    p = argparse.ArgumentParser(prog="python -m lab bench", description="Speed and exact match vs the reference (LLaDA-style) sampler.")
+    p.add_argument("--model", type=Path, default=None)
+    p.add_argument("--limit", type=int, default=None, help="number of benchmark items")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--syntax", action="store_true", help="run the syntax-constraint on/off benchmark instead")
+    p.add_argument("--concurrency", metavar="LEVELS", default=None, help="run the concurrency sweep instead, e.g. 1,2,4,8,16,32,64 (batched vs one at a time vs autoregressive; lab/concurrency)")
+    p.add_argument("--plot", type=Path, default=None, help="with --concurrency: write the PNG plot here")
+    p.add_argument("--out", type=Path, default=None, help="with --concurrency: also write the JSON report here")
+    p.add_argument("--modes", default=None, help="with --concurrency: a subset of batched,sequential,autoregressive")
+    p.add_argument("--requests", type=int, default=None, help="with --concurrency: requests per level at least")
+    p.add_argument("--device", default=None, help="with --concurrency: torch device (cpu, cuda)")
+    p.add_argument("--shapes", type=Path, default=None, help="with --concurrency: ModelConfig JSON, random weights of these shapes (speed only)")
+    p.add_argument("--threads", type=int, default=None, help="with --concurrency: torch threads")
+    p.add_argument("--dtype", default=None, help="with --concurrency: cast the weights (e.g. bfloat16)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --concurrency: a sampler setting for every request")
+    args = p.parse_args(argv)
+    if args.concurrency:
+        from lab.concurrency import sweep
+
+        forwarded = ["--concurrency", args.concurrency] + (["--json"] if args.json else [])
+        for flag, value in (("--model", args.model), ("--plot", args.plot), ("--out", args.out), ("--modes", args.modes), ("--requests", args.requests), ("--device", args.device), ("--shapes", args.shapes), ("--threads", args.threads), ("--dtype", args.dtype)):
+            if value is not None:
+                forwarded += [flag, str(value)]
+        for setting in args.set:
+            forwarded += ["--set", setting]
+        return sweep.main(forwarded)
+    if args.syntax:
+        from lab.syntax_bench import bench as syntax_bench
+
+        forwarded = (["--model", str(args.model)] if args.model else []) + (["--json"] if args.json else []) + (["--limit", str(args.limit)] if args.limit else [])
+        return syntax_bench.main(forwarded)
+    return run_bench(model_dir=args.model, limit=args.limit, as_json=args.json)

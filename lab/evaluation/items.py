@@ -2,7 +2,7 @@
 
 Items are single-line middles cut from the corpus's validation files
 (lab/bench_data/README.md says how): `heldout_lines.jsonl` is the benchmark reported
-(`infill bench`, `infill eval heldout`); `dev_lines.jsonl` is where sampler knobs are
+(`python -m lab bench`, `python -m lab eval heldout`); `dev_lines.jsonl` is where sampler knobs are
 chosen (lab/evaluation/sweep.py), never the held-out set.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python -m lab.evaluation.next_edit --limit 20            # 20 tasks per kind and language
     python -m lab.evaluation.next_edit --modes auto,replay,model --json
-    eval_next_edit(eng, limit)                                  # from `infill eval`
+    eval_next_edit(eng, limit)                                  # from `python -m lab eval`
 
 Tasks (lab.training.edits.make_edit_task) are built from the corpus's validation split
 (data/corpus/valid.jsonl) when it exists, else from the source files of the held-out
@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 from lab.evaluation.items import BENCH_FILE
 from engine.next_edit import next_edit
-from engine.progress import report_progress
+from lab.progress import report_progress
 from lab.training.edits import EDIT_KINDS, NO_EDIT_KINDS, EditTask, make_edit_task, real_edit_tasks
 
 VALID_SPLIT = Path(__file__).resolve().parents[2] / "data" / "corpus" / "valid.jsonl"

@@ -1,8 +1,8 @@
-"""`infill eval`: HumanEval single-line infilling and held-out exact match.
+"""`python -m lab eval`: HumanEval single-line infilling and held-out exact match.
 
-    infill eval                      # both suites, full HumanEval (1,033 tasks), both length modes
-    infill eval humaneval --limit 100 --modes engine
-    infill eval heldout --json
+    python -m lab eval                      # both suites, full HumanEval (1,033 tasks), both length modes
+    python -m lab eval humaneval --limit 100 --modes engine
+    python -m lab eval heldout --json
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Optional
 
-from engine.progress import report_progress
+from lab.progress import report_progress
 from lab.evaluation.items import exact_match, load_items
 from lab.evaluation.execution import run_program
 from lab.evaluation.humaneval import LineTask, single_line_tasks
@@ -77,7 +77,7 @@ def eval_heldout(eng, limit: Optional[int], quiet: bool = False) -> dict:
 def main(argv: list[str]) -> int:
     import engine
 
-    parser = argparse.ArgumentParser(prog="infill eval", description="Evaluate a model: HumanEval single-line infilling (pass@1) and held-out exact match.")
+    parser = argparse.ArgumentParser(prog="python -m lab eval", description="Evaluate a model: HumanEval single-line infilling (pass@1) and held-out exact match.")
     parser.add_argument("suite", nargs="?", choices=["all", "humaneval", "heldout", "next-edit"], default="all")
     parser.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
     parser.add_argument("--limit", type=int, default=None, help="evaluate this many tasks, spread over the suite")

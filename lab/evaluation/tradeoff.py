@@ -7,7 +7,7 @@ Every threshold of `--thresholds` with text-order commits (`contiguous`, a sure 
 the first masked position) and with commits anywhere (every masked position that sure),
 on the same dev-set single-line items (lab/bench_data/dev_lines.jsonl, never the
 held-out benchmark), other settings at the engine's defaults. Tokens per forward pass
-count the context-encoding pass too, as `infill bench` does. The table says which
+count the context-encoding pass too, as `python -m lab bench` does. The table says which
 setting is the best exact match and which settings stay within one point of it.
 """
 from __future__ import annotations

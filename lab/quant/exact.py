@@ -4,7 +4,7 @@
 
 The float directory is quantized with `infill quantize` into a temporary directory per
 bit width, each variant is loaded through engine.load (exactly what users run), and all
-run the held-out single-line items of `infill bench` (lab/bench_data/) with the
+run the held-out single-line items of `python -m lab bench` (lab/bench_data/) with the
 default sampler settings. Reported per variant: exact match, agreement with the float
 model's middle (the direct measure of what quantization changed), and ms per infill.
 Items run variant after variant, so machine noise hits all alike.

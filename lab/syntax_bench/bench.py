@@ -9,7 +9,7 @@ training corpus). For each setting it reports, side by side:
 - exact match: the middle equals the original (ignoring surrounding whitespace);
 - ms per infill, and for "on" the part spent inside the constraint and its share.
 
-    infill bench --syntax [--model DIR] [--limit N] [--json]
+    python -m lab bench --syntax [--model DIR] [--limit N] [--json]
     python -m lab.syntax_bench.bench   (same options)
 """
 from __future__ import annotations
@@ -135,7 +135,7 @@ def format_table(on: dict, off: dict) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="infill bench --syntax", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lab bench --syntax", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=None, help="model directory (default: the embedded model)")
     parser.add_argument("--limit", type=int, default=0, help="run only the first N tasks (0 = all)")
     parser.add_argument("--languages", default="python,javascript", help="comma-separated languages")

@@ -2,7 +2,7 @@
 
     python -m lab.training.average --run runs/main [--last 4] [--write]
 
-`infill train --snapshots N` keeps the model weights of the last N checkpoints (every
+`python -m lab train --snapshots N` keeps the model weights of the last N checkpoints (every
 `--checkpoint-minutes`) in <run>/snapshots/. Late in a decaying learning-rate schedule the
 weights wander around a minimum; their mean usually sits closer to it than any one of
 them. This script measures that instead of assuming it: it scores the run's latest
@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     model_dir = args.run / "model"
     paths = snapshot_paths(args.run)[-args.last :]
     if len(paths) < 2:
-        print(f"error: {args.run / SNAPSHOT_DIR} holds {len(paths)} snapshot(s); averaging needs at least 2 (infill train --snapshots N)", file=sys.stderr)
+        print(f"error: {args.run / SNAPSHOT_DIR} holds {len(paths)} snapshot(s); averaging needs at least 2 (python -m lab train --snapshots N)", file=sys.stderr)
         return 2
     config = read_config(model_dir)
     cfg = ModelConfig.from_dict(config["model"])

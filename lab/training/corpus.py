@@ -1,4 +1,4 @@
-"""`infill corpus`: build the embedded model's training corpus, reproducibly.
+"""`python -m lab corpus`: build the embedded model's training corpus, reproducibly.
 
 Sources are listed in corpus_sources.toml (the CPython standard library, pinned PyPI and
 npm packages, and pinned Debian packages for Go and Rust). Files are filtered (size,
@@ -429,7 +429,7 @@ def bytes_per_token(corpus_dir: Path, tokenizer: Path, budget: int = 2_000_000) 
 def read_split(corpus_dir: Path, split: str) -> list[dict]:
     path = corpus_dir / f"{split}.jsonl"
     if not path.exists():
-        raise FileNotFoundError(f"{path} not found: run `infill corpus --out {corpus_dir}` first")
+        raise FileNotFoundError(f"{path} not found: run `python -m lab corpus --out {corpus_dir}` first")
     with open(path) as fh:
         return [json.loads(line) for line in fh]
 
@@ -437,7 +437,7 @@ def read_split(corpus_dir: Path, split: str) -> list[dict]:
 def main(argv: list[str]) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="infill corpus", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m lab corpus", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("data/corpus"), help="output directory (default: data/corpus)")
     parser.add_argument("--sources", type=Path, default=SOURCES_FILE)
     parser.add_argument("--cache", type=Path, default=None, help="download cache (default: OUT/downloads)")

@@ -2,7 +2,7 @@
 
     python -m lab.training.corpus_report --corpus data/corpus > figures.md
 
-Everything comes from the corpus's summary.json (written by `infill corpus`).
+Everything comes from the corpus's summary.json (written by `python -m lab corpus`).
 """
 from __future__ import annotations
 

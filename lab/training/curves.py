@@ -4,7 +4,7 @@
         --out docs/img/learning_curves.png --json docs/measurements/learning_curves.json
 
 Reads each run's log.jsonl (validation lines carry the run clock's seconds: CPU time per
-thread by default on CPU, see `infill train --clock`) and draws masked-position CE and
+thread by default on CPU, see `python -m lab train --clock`) and draws masked-position CE and
 next-token CE against hours, with the parameters in each label. The JSON summary gives,
 per run, the loss at the last common time of all runs and the slope over the last third
 of that time (loss per hour), which is what a choice of size is made on.

@@ -4,7 +4,7 @@
 
 Every figure in the card comes from a file: the model's config.json (training record),
 the run's log.jsonl (validation curve), the corpus summary and listing, and the JSON
-reports of `infill eval` and `infill bench`.
+reports of `python -m lab eval` and `python -m lab bench`.
 """
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def _corpus_table(corpus: Path) -> str:
         return "\n".join(lines)
     listing = corpus / "files.tsv"
     if not listing.exists():
-        return "(corpus listing not available on this machine: run `infill corpus`)"
+        return "(corpus listing not available on this machine: run `python -m lab corpus`)"
     counts: Counter = Counter()
     for row in listing.read_text().splitlines()[1:]:
         split, _, source, _ = row.split("\t", 3)
@@ -125,7 +125,7 @@ def _recipe_lines(run: Path, record: dict) -> list[str]:
     if not init_from or init_from == "None":
         return [
             "- Optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak LR 1.5e-3, warm-up 3%, cosine to 10% over the time budget; batch 16 sequences; bf16 autocast.",
-            "- Command: `infill train --run runs/main --heads 4 --time-budget 7200`, then resumed each session with `infill train --run runs/main --resume --threads 2 --time-budget <seconds so far + new seconds>` (the cosine restarts from where the longer budget puts it; `--threads 1` while evaluations share the cores).",
+            "- Command: `python -m lab train --run runs/main --heads 4 --time-budget 7200`, then resumed each session with `python -m lab train --run runs/main --resume --threads 2 --time-budget <seconds so far + new seconds>` (the cosine restarts from where the longer budget puts it; `--threads 1` while evaluations share the cores).",
         ]
     first_step = int(record.get("history", {}).get("first_step", 0))
     start_tokens = _first_logged_tokens(run / "log.jsonl", first_step)
@@ -135,7 +135,7 @@ def _recipe_lines(run: Path, record: dict) -> list[str]:
     return [
         f"- Continued from the model in `{init_from}`{started}, the weights only (a fresh optimizer and schedule), on the corpus in `{args.get('corpus')}`; the steps and tokens above count from the very start.",
         f"- Optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak LR {args.get('lr')}, warm-up {args.get('warmup', 0):.0%}, cosine over the time budget ({args.get('time_budget', 0) / 3600:.2f} h of {args.get('clock', 'wall')} time); batch {args.get('batch_size')} sequences; bf16 autocast.",
-        f"- Command: `infill train --run {args.get('run', run)} {flags}`.",
+        f"- Command: `python -m lab train --run {args.get('run', run)} {flags}`.",
     ]
 
 
@@ -196,7 +196,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "",
         "## Corpus",
         "",
-        f"Exactly the sources in `lab/training/corpus_sources.toml` (CPython 3.11.7 standard library, pinned PyPI and npm packages and, since issue 15, pinned Debian packages for Go and Rust; PSF, MIT, BSD, ISC and Apache licences), deduplicated by content{' and by near-duplicate detection (MinHash, Jaccard >= 0.8: ' + str(summary['near_duplicates']) + ' files dropped)' if 'near_duplicates' in summary else ''} and split by file: {summary.get('train', '?')} training files, {summary.get('valid', '?')} validation files, {summary.get('bytes', 0) / 1e6:.1f} MB. No benchmark data (HumanEval and the like) is in it, nor the packages reserved for the unseen syntax benchmark. {'Files are sampled in proportion to length ** 0.8 times a structure weight (documented functions and classes, tests and examples up; generated and data-only files down; docs/corpus.md). ' if 'languages' in summary else ''}The full file list with hashes is written by `infill corpus` to `files.tsv`; docs/corpus.md summarizes it.",
+        f"Exactly the sources in `lab/training/corpus_sources.toml` (CPython 3.11.7 standard library, pinned PyPI and npm packages and, since issue 15, pinned Debian packages for Go and Rust; PSF, MIT, BSD, ISC and Apache licences), deduplicated by content{' and by near-duplicate detection (MinHash, Jaccard >= 0.8: ' + str(summary['near_duplicates']) + ' files dropped)' if 'near_duplicates' in summary else ''} and split by file: {summary.get('train', '?')} training files, {summary.get('valid', '?')} validation files, {summary.get('bytes', 0) / 1e6:.1f} MB. No benchmark data (HumanEval and the like) is in it, nor the packages reserved for the unseen syntax benchmark. {'Files are sampled in proportion to length ** 0.8 times a structure weight (documented functions and classes, tests and examples up; generated and data-only files down; docs/corpus.md). ' if 'languages' in summary else ''}The full file list with hashes is written by `python -m lab corpus` to `files.tsv`; docs/corpus.md summarizes it.",
         "",
         _corpus_table(corpus),
         "",
@@ -214,7 +214,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
     if eval_report:
         he = eval_report.get("humaneval_single_line", {})
         if he:
-            out.append(f"HumanEval single-line infilling ({he.get('tasks')} tasks, greedy pass@1, `infill eval humaneval`):")
+            out.append(f"HumanEval single-line infilling ({he.get('tasks')} tasks, greedy pass@1, `python -m lab eval humaneval`):")
             out.append("")
             out.append("| length | pass@1 | exact match | mean ms | tokens/pass |")
             out.append("| --- | ---: | ---: | ---: | ---: |")
@@ -225,10 +225,10 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
             out.append("")
         ho = eval_report.get("heldout_exact_match", {})
         if ho:
-            out.append("Held-out single-line exact match (`infill eval heldout`, files never trained on): " + ", ".join(f"{lang} {v['exact_match']}% of {v['items']}" for lang, v in ho.items()) + ".")
+            out.append("Held-out single-line exact match (`python -m lab eval heldout`, files never trained on): " + ", ".join(f"{lang} {v['exact_match']}% of {v['items']}" for lang, v in ho.items()) + ".")
             out.append("")
     if bench_report:
-        out.append(f"Sampler vs the LLaDA-style reference (`infill bench --json`, {bench_report['items']} items): speedup {bench_report['speedup']}x tokens/s, {bench_report['tpf']} tokens/pass, p50 {bench_report['p50_ms']} ms, p90 {bench_report['p90_ms']} ms, exact match {bench_report['exact_match']:.1%} vs reference {bench_report['reference_exact_match']:.1%}.")
+        out.append(f"Sampler vs the LLaDA-style reference (`python -m lab bench --json`, {bench_report['items']} items): speedup {bench_report['speedup']}x tokens/s, {bench_report['tpf']} tokens/pass, p50 {bench_report['p50_ms']} ms, p90 {bench_report['p90_ms']} ms, exact match {bench_report['exact_match']:.1%} vs reference {bench_report['reference_exact_match']:.1%}.")
         out.append("")
     out += [
         "## Known weaknesses",
@@ -241,7 +241,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "## What would close the gap to the goal (HumanEval single-line pass@1 >= 30%)",
         "",
         f"- The validation curve above is still falling at the end ({_trend(curve)}): the run stopped for lack of time, not because it converged. At ~5,000 tokens/s on the 2 CPU cores, 20M tokens cost 2 hours; the published 0.5B-class diffusion code models saw hundreds of billions.",
-        "- Tokens first: resume this run (`infill train --run runs/main --resume`, or `--init-from engine/default_model` on a fresh machine) across sessions, and on any GPU session run the same command with a larger batch: at bf16 an H200 processes this 7M-parameter model at several million tokens/s, i.e. 1B+ tokens in 15 minutes.",
+        "- Tokens first: resume this run (`python -m lab train --run runs/main --resume`, or `--init-from engine/default_model` on a fresh machine) across sessions, and on any GPU session run the same command with a larger batch: at bf16 an H200 processes this 7M-parameter model at several million tokens/s, i.e. 1B+ tokens in 15 minutes.",
         "- Then size: with 1B+ tokens, a 30-60M-parameter model (d 512, 8-12 layers) fits the 40 MB limit in bf16/int8 and is still fast on a CPU with the exact context cache.",
         f"- Data: the corpus is {summary.get('bytes', 0) / 1e6:.0f} MB; more pinned packages (several GB of permissively licensed code are installable from PyPI, npm and Debian) would be needed before multi-epoch overfitting sets in at that scale.",
         "- Signal per FLOP: the next-token loss on every prefix position already multiplies the supervised positions ~5x. The sampler now copies from the context at inference (`copy_weight`, docs/sampler.md: +10 points edit similarity on the dev set); a trained pointer head would let the model decide when to copy instead of a fixed mixture.",
@@ -259,8 +259,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR)
     parser.add_argument("--run", type=Path, default=Path("runs/main"))
     parser.add_argument("--corpus", type=Path, default=Path("data/corpus"))
-    parser.add_argument("--eval", type=Path, default=None, help="JSON written by `infill eval --out`")
-    parser.add_argument("--bench", type=Path, default=None, help="JSON printed by `infill bench --json`")
+    parser.add_argument("--eval", type=Path, default=None, help="JSON written by `python -m lab eval --out`")
+    parser.add_argument("--bench", type=Path, default=None, help="JSON printed by `python -m lab bench --json`")
     args = parser.parse_args(argv)
     eval_report = json.loads(args.eval.read_text()) if args.eval and args.eval.exists() else None
     bench_report = json.loads(args.bench.read_text()) if args.bench and args.bench.exists() else None

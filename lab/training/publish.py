@@ -20,7 +20,7 @@ from engine.modeldir import TOKENIZER_FILE, load_infill_model, read_config, save
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.training.publish", description=__doc__.splitlines()[0])
-    parser.add_argument("source", type=Path, help="a model directory written by infill train (<run>/model)")
+    parser.add_argument("source", type=Path, help="a model directory written by python -m lab train (<run>/model)")
     parser.add_argument("--out", type=Path, default=DEFAULT_MODEL_DIR)
     args = parser.parse_args(argv)
     config = read_config(args.source)

@@ -7,7 +7,7 @@ Rates are per CPU-second of the measuring process (at --threads 1, time on the c
 so other work on a shared machine does not count against a step; the wall-clock time is
 reported too.
 
-A step is what `infill train` does: forward, loss, backward, gradient clipping, AdamW,
+A step is what `python -m lab train` does: forward, loss, backward, gradient clipping, AdamW,
 on batches from the training pipeline (bf16 autocast on CPU). FLOPs follow the usual
 accounting: 6 x parameters x tokens for the matmuls of forward and backward, plus
 12 x layers x d_model per (query, key) pair that the attention rule allows between real
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--rounds", type=int, default=2, help="alternating rounds with --baseline")
     p.add_argument("--baseline", default=None, help="git revision whose training step to measure side by side")
-    p.add_argument("--compile", action="store_true", help="measure this tree with `infill train --compile`")
+    p.add_argument("--compile", action="store_true", help="measure this tree with `python -m lab train --compile`")
     p.add_argument("--baseline-config", default=None, help="the baseline's config (default: each --config)")
     p.add_argument("--baseline-batch-size", type=int, default=None, help="the baseline's batch size (default: --batch-size)")
     p.add_argument("--profile", type=Path, default=None, help="profile this tree's first config in-process (torch.profiler) and write the table here")
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     for c in configs:
         parse_config(c)
     if not (args.corpus / "train.jsonl").exists():
-        p.error(f"{args.corpus}/train.jsonl not found: run `infill corpus --out {args.corpus}` first")
+        p.error(f"{args.corpus}/train.jsonl not found: run `python -m lab corpus --out {args.corpus}` first")
     here = Path(__file__).resolve().parents[2]
     if args.profile:
         result = measure(configs[0], args.corpus, args.tokenizer, args.batch_size, args.steps, args.threads, int(args.compile), profile=args.profile)

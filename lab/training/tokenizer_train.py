@@ -43,7 +43,7 @@ def train_tokenizer(texts: Iterator[str], vocab_size: int) -> Tokenizer:
 def main(argv: list[str]) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="infill tokenizer", description="Train the BPE tokenizer on the corpus.")
+    parser = argparse.ArgumentParser(prog="python -m lab tokenizer", description="Train the BPE tokenizer on the corpus.")
     parser.add_argument("--corpus", type=Path, default=Path("data/corpus"))
     parser.add_argument("--vocab-size", type=int, default=8192)
     parser.add_argument("--out", type=Path, required=True, help="tokenizer.json to write")

@@ -1,4 +1,4 @@
-"""`infill train`: train (or resume) the embedded masked-diffusion infilling model.
+"""`python -m lab train`: train (or resume) the embedded masked-diffusion infilling model.
 
 Objective (MDLM / LLaDA, adapted to infilling):
 * canvas rows: cross-entropy on masked positions weighted by 1/t (t = the example's
@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.model import SEG_CANVAS, SEG_PREFIX, InfillTransformer, ModelConfig
-from engine.modeldir import load_infill_model, read_config, save_model_dir
+from engine.modeldir import TOKENIZER_FILE, load_infill_model, read_config, save_model_dir
 from engine.tokenizer import Tokenizer
 from lab.training.checkpoint import CheckpointError, atomic_save, load_latest
 from lab.training.corpus import read_split
@@ -134,7 +134,7 @@ def lr_at(progress: float, peak: float, warmup: float) -> float:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="infill train", description="Train the embedded masked-diffusion infilling model.")
+    p = argparse.ArgumentParser(prog="python -m lab train", description="Train the embedded masked-diffusion infilling model.")
     p.add_argument("--run", type=Path, default=Path("runs/default"), help="run directory (checkpoints, logs, exported model)")
     p.add_argument("--corpus", type=Path, default=Path("data/corpus"))
     p.add_argument("--tokenizer", type=Path, default=None, help="tokenizer.json (default: <run>/tokenizer.json, trained if missing)")
@@ -165,6 +165,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _tokenizer_path(args: argparse.Namespace, run: Path) -> Path | str:
+    """The tokenizer a run uses. A run that starts from a model's weights (--init-from) must
+    read text with that model's own tokenizer: its embedding rows are indexed by those ids,
+    and a tokenizer trained anew on another corpus would silently scramble them. Returns an
+    error message (str) when the two disagree."""
+    if not args.init_from:
+        return args.tokenizer or run / "tokenizer.json"
+    source = Path(args.init_from) / TOKENIZER_FILE
+    if args.tokenizer and Path(args.tokenizer).read_bytes() != source.read_bytes():
+        return (f"train: --tokenizer {args.tokenizer} is not the tokenizer of --init-from {args.init_from}; "
+                f"a continued model must keep its own ({source})")
+    return source
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     args.clock = args.clock or ("cpu" if str(args.device).startswith("cpu") else "wall")
@@ -173,7 +187,10 @@ def main(argv: list[str]) -> int:
     device = torch.device(args.device)
     run: Path = args.run
     run.mkdir(parents=True, exist_ok=True)
-    tok_path = args.tokenizer or run / "tokenizer.json"
+    tok_path = _tokenizer_path(args, run)
+    if isinstance(tok_path, str):
+        print(tok_path, file=sys.stderr)
+        return 2
     if not tok_path.exists():
         from lab.training.tokenizer_train import train_tokenizer
 

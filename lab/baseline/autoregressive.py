@@ -1,11 +1,13 @@
 """The autoregressive baseline: the same weights, the middle written one token per pass.
 
 The embedded model's prefix is a causal language-model stream with a next-token head
-(training puts a next-token loss on every prefix position, engine/model.py). Decoding the
+(training puts a next-token loss on every prefix position, engine/model.py). The stream's
+decoding lives here, not in the model: only this baseline uses it, and the wheel ships
+only what serving needs. Decoding the
 middle through that stream, greedily, one token per forward pass with an exact KV cache
 (one new row per token), is how the same weights would be served by an ordinary LLM
 server, and it is the speed baseline the diffusion sampler is measured against
-(`infill bench --concurrency`, lab/concurrency/).
+(`python -m lab bench --concurrency`, lab/concurrency/).
 
 It never sees the suffix, so it has no end-of-middle either. A decode stops at the end
 of its first line (`lines=1`, the usual single-line completion policy of left-to-right
@@ -16,7 +18,7 @@ cursor: that line is dropped; the suffix is only compared with, never given to t
 model). Its exact match is reported next to its speed; the comparison is one of speed.
 
 Requests are decoded together (`DecodeBatch`): every pass feeds one token per unfinished
-request through `InfillTransformer.next_token_logits` (shared linear layers, attention per
+request through `next_token_logits` (the model's packed pass: shared linear layers, attention per
 request); a request joins at any pass and leaves the batch when it stops.
 """
 from __future__ import annotations
@@ -26,9 +28,74 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import torch
+import torch.nn.functional as F
 
-from engine.model import ContextCache, DecodeStream, InfillTransformer
+from engine.model import ContextCache, InfillTransformer
 from engine.tokenizer import Tokenizer
+
+
+@dataclass
+class DecodeStream:
+    """One request's causal prefix stream, decoded token by token. Per layer, rotated keys
+    and values in buffers with spare rows; rows [0, length) are filled, and each decoded
+    token appends exactly one row: an exact KV cache, since a prefix token never attends
+    to anything after it."""
+
+    keys: list[torch.Tensor]  # per layer (1, H, capacity, Dh) rotated
+    values: list[torch.Tensor]  # per layer (1, H, capacity, Dh)
+    length: int
+
+    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write one row (k, v: (1, H, Dh)) at `length`; the keys/values including it."""
+        if self.length >= self.keys[layer].shape[2]:  # full: double the room (amortised O(1) per row)
+            self.keys[layer] = torch.cat([self.keys[layer], torch.empty_like(self.keys[layer])], dim=2)
+            self.values[layer] = torch.cat([self.values[layer], torch.empty_like(self.values[layer])], dim=2)
+        self.keys[layer][:, :, self.length] = k
+        self.values[layer][:, :, self.length] = v
+        return self.keys[layer][:, :, : self.length + 1], self.values[layer][:, :, : self.length + 1]
+
+
+def decode_stream(cache: ContextCache, room: int = 64) -> DecodeStream:
+    """A stream for token-by-token decoding after the cached prefix, with `room` spare rows.
+
+    It holds the prefix minus its last token: that token is the first one fed to
+    next_token_logits, because the cache keeps keys and values, not the last hidden
+    state whose head predicts the first new token."""
+    P = cache.prefix_len
+    if P == 0:
+        raise ValueError("autoregressive decoding needs at least one prefix token (e.g. BOS)")
+    keys, values = [], []
+    for layer in cache.layers:
+        H, Dh = layer.prefix_k.shape[1], layer.prefix_k.shape[3]
+        k = layer.prefix_k.new_empty(1, H, P + max(1, room), Dh)
+        v = layer.prefix_v.new_empty(1, H, P + max(1, room), Dh)
+        k[:, :, : P - 1], v[:, :, : P - 1] = layer.prefix_k[:, :, : P - 1], layer.prefix_v[:, :, : P - 1]
+        keys.append(k)
+        values.append(v)
+    return DecodeStream(keys, values, P - 1)
+
+
+@torch.no_grad()
+def next_token_logits(model: InfillTransformer, streams: Sequence[DecodeStream], tokens: torch.Tensor) -> torch.Tensor:
+    """Feed tokens[b] to streams[b] at position streams[b].length, append its key and
+    value there (one new row per stream) and return every stream's next-token logits,
+    (B, V): the causal prefix stream's language-model head, which training puts a
+    next-token loss on. Packed like canvas_logits_many (`InfillTransformer.packed_pass`):
+    shared linears, attention per stream."""
+    device = model.embed.weight.device
+    positions = torch.tensor([s.length for s in streams], dtype=torch.long, device=device)
+
+    def attend_each(i: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        out = []
+        for b, stream in enumerate(streams):
+            keys, values = stream.append(i, k[:, :, b], v[:, :, b])
+            out.append(F.scaled_dot_product_attention(q[:, :, b : b + 1], keys, values))
+        return torch.cat(out, dim=2)
+
+    logits = model.packed_pass(tokens.to(device), positions, attend_each)[0]  # (B, V)
+    for stream in streams:
+        stream.length += 1
+    return logits
 
 
 @dataclass
@@ -64,7 +131,7 @@ class GreedyDecode:
 
     @classmethod
     def start(cls, model: InfillTransformer, tok: Tokenizer, context: ContextCache, suffix: str, max_tokens: int, lines: int = 1) -> "GreedyDecode":
-        state = cls(tok, model.decode_stream(context, room=max_tokens + 1), context.prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines)
+        state = cls(tok, decode_stream(context, room=max_tokens + 1), context.prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines)
         if max_tokens <= 0:
             state.result = DecodeResult("", 0, state.forwards, "empty")
         return state
@@ -126,7 +193,7 @@ class DecodeBatch:
         """One token for every active request; returns the ones that stopped."""
         if not self.active:
             return []
-        logits = self.model.next_token_logits([s.stream for s in self.active], torch.tensor([s.next_token for s in self.active]))  # (B, V)
+        logits = next_token_logits(self.model, [s.stream for s in self.active], torch.tensor([s.next_token for s in self.active]))  # (B, V)
         for state, token in zip(self.active, greedy_tokens(logits, self.active[0].tok)):
             state.take(token)
         self.passes += 1

@@ -1,0 +1,1 @@
+"""Baselines the runtime is measured against (the autoregressive decode of the same weights)."""
