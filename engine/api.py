@@ -22,6 +22,7 @@ import torch
 
 import grammars
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
+from engine.language import LanguageChoice, resolve_language
 from engine.next_edit.suggest import NextEditResult, next_edit
 from engine.sampler import Denoising, run_to_end
 from engine.seams import tidy_middle
@@ -196,13 +197,13 @@ class InfillJob:
     prefill) and starts its InfillRun; `canvas_ids()` / `advance(logits)` are the run's;
     `final_step()` carries the InfillResult once `canvas_ids()` says None."""
 
-    def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None) -> None:
+    def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None, language: LanguageChoice = LanguageChoice(None, "none")) -> None:
         self.engine, self.suffix, self.cfg, self.constraint = engine, suffix, cfg, constraint
         # Token healing: the model sees the prefix cut before its trailing spaces/tabs
         # (engine/window.py: heal_cursor) and the answer is handed back relative to the
         # real cursor (InfillRun).
         self.prefix, self.healed = heal_cursor(prefix) if cfg.heal_cursor else (prefix, "")
-        self.cancel, self.cross_file, self.cache_key = cancel, cross_file, cache_key
+        self.cancel, self.cross_file, self.cache_key, self.language = cancel, cross_file, cache_key, language
         self.run: Optional[InfillRun] = None
         self.reused = 0
 
@@ -234,6 +235,7 @@ class InfillJob:
         assert run is not None and run.final is not None and run.final.result is not None, "final_step() before the answer"
         final, result = run.final, run.final.result
         result.cached_context_tokens = self.reused
+        result.language, result.language_source = self.language.name, self.language.source
         result.ms = (time.perf_counter() - run.request.start) * 1000
         release = getattr(run.request.context, "release_scratch", None)
         if release is not None:  # a context kept for reuse should not hold a batched pass's buffers
@@ -309,21 +311,24 @@ class Engine:
         self._last_encoded = (text, ids)
         return ids
 
-    def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, **settings: Any) -> InfillJob:
+    def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, filename: Optional[str] = None, detect_language: bool = False, **settings: Any) -> InfillJob:
         """A checked request (input, settings and syntax constraint), ready to run alone
         (`stream`) or with others (engine/batching.py). `cache_key` names whose request it
         is (a live session, an editor's document): its context is encoded reusing the
         cache of that key's previous request, so many users at once each re-encode only
-        what they typed."""
+        what they typed. The language: `language` (an unknown one is an InfillError),
+        else `filename`'s extension, else detected when `detect_language` (engine/language.py)."""
         self._check(prefix, suffix)
         # A lone surrogate (JSON allows "\udc80") would make the tokenizer raise TypeError.
         prefix, suffix = replace_lone_surrogates(prefix), replace_lone_surrogates(suffix)
         cross_file = replace_lone_surrogates(cross_file)
         cfg = self.settings.replace(**settings)
-        constraint = constraint_for(language) if cfg.constrained else None
-        return InfillJob(self, prefix, suffix, cfg, constraint, cancel, cross_file, cache_key)
+        # Unconstrained, a detected language would change nothing: detection is skipped.
+        choice = resolve_language(language, filename=filename, prefix=prefix, suffix=suffix, detect=detect_language and cfg.constrained)
+        constraint = constraint_for(choice.name) if cfg.constrained else None
+        return InfillJob(self, prefix, suffix, cfg, constraint, cancel, cross_file, cache_key, choice)
 
-    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, **settings: Any) -> Iterator[DenoiseStep]:
+    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, filename: Optional[str] = None, detect_language: bool = False, **settings: Any) -> Iterator[DenoiseStep]:
         """Yield every denoising step; the last one carries the InfillResult.
 
         `prefix` and `suffix` may be the whole text around the cursor and `cross_file`
@@ -331,16 +336,16 @@ class Engine:
         Settings are SamplerSettings knobs, validated by its schema (SettingsError).
         With a syntax constraint, a middle the final check refuses is written again by
         the next model candidate (InfillRun)."""
-        job = self.job(prefix, suffix, language, cancel, cross_file=cross_file, cache_key=cache_key, **settings)
+        job = self.job(prefix, suffix, language, cancel, cross_file=cross_file, cache_key=cache_key, filename=filename, detect_language=detect_language, **settings)
         with self._lock:
             job.prepare()
             while (ids := job.canvas_ids()) is not None:
                 yield job.advance(self.model.canvas_logits(job.context, torch.tensor([ids], dtype=torch.long, device=self.device))[0])
             yield job.final_step()
 
-    def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", **settings: Any) -> InfillResult:
+    def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", filename: Optional[str] = None, detect_language: bool = False, **settings: Any) -> InfillResult:
         """The finished middle (`stream` to its end)."""
-        return run_to_end(self.stream(prefix, suffix, language, cancel, cross_file=cross_file, **settings))
+        return run_to_end(self.stream(prefix, suffix, language, cancel, cross_file=cross_file, filename=filename, detect_language=detect_language, **settings))
 
     def next_edit(self, document: str, cursor: Any, history: Any = None, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **limits: Any) -> NextEditResult:
         """Suggested edits near `cursor` from the user's recent edits (engine/next_edit/),

@@ -189,6 +189,8 @@ class InfillResult:
     vetoed: int = 0  # commits refused by the syntax constraint
     cached_context_tokens: int = 0  # context tokens whose keys/values came from the cache
     candidates_tried: int = 1
+    language: Optional[str] = None  # the request's language (engine/language.py); it picks the syntax constraint
+    language_source: str = "none"  # where it came from: "request" | "filename" | "detected" | "none"
 
     @property
     def tokens_per_forward(self) -> float:

@@ -56,13 +56,17 @@ log = logging.getLogger("infill.worker")
 
 @dataclass(frozen=True)
 class InfillCall:
-    """Engine.stream(prefix, suffix, language, cancel, cross_file=..., **settings)."""
+    """Engine.stream(prefix, suffix, language, cancel, cross_file=..., filename=...,
+    detect_language=..., **settings)."""
 
     prefix: str
     suffix: str
     language: Optional[str] = None
     settings: Mapping[str, Any] = field(default_factory=dict)
     cross_file: str = ""
+    # With no language: a file name the client sent, else detection if asked (engine/language.py).
+    filename: Optional[str] = None
+    detect_language: bool = False
 
 
 @dataclass(frozen=True)
@@ -332,7 +336,7 @@ class EngineWorker:
         assert isinstance(call, InfillCall)
         job.started_at = time.monotonic()
         try:
-            engine_job = runner.engine.job(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, cache_key=(job.group, job.key), **call.settings)
+            engine_job = runner.engine.job(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, cache_key=(job.group, job.key), filename=call.filename, detect_language=call.detect_language, **call.settings)
         except Exception as error:  # bad input or settings: this job's outcome, not the thread's end
             if not isinstance(error, InfillError):
                 log.exception("the engine failed on a request")
@@ -383,7 +387,7 @@ class EngineWorker:
         """Run an infill job alone, pass by pass: steps out while it is wanted, then the result."""
         call = job.call
         assert isinstance(call, InfillCall)
-        stream = self.engine.stream(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, **call.settings)
+        stream = self.engine.stream(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, filename=call.filename, detect_language=call.detect_language, **call.settings)
         try:
             for step in stream:
                 if step.result is not None:

@@ -51,6 +51,10 @@ class LanguageSpec:
     block_openers: tuple[str, ...] = ()
     indent_unit: str = "    "
     queries_name: str = ""  # folder under queries/ (defaults to `name`)
+    # [detect]: what language detection (grammars/detect.py) reads besides the grammar.
+    detect_cues: tuple[str, ...] = ()  # regular expressions typical of the language
+    detect_shebangs: tuple[str, ...] = ()  # interpreter names on a `#!` line
+    detect_extends: str = ""  # the language whose code this one's grammar also parses
     data_file: str = field(default="", compare=False)
 
     @property
@@ -99,6 +103,7 @@ def _spec_from_file(path: Path) -> LanguageSpec:
     try:
         grammar = data["grammar"]
         block_comment = data.get("block_comment")
+        detect = data.get("detect", {})
         return LanguageSpec(
             name=data["name"],
             display_name=data.get("display_name", data["name"]),
@@ -114,6 +119,9 @@ def _spec_from_file(path: Path) -> LanguageSpec:
             block_openers=tuple(data.get("block_openers", [])),
             indent_unit=data.get("indent_unit", "    "),
             queries_name=data.get("queries", data["name"]),
+            detect_cues=tuple(detect.get("cues", [])),
+            detect_shebangs=tuple(detect.get("shebang", [])),
+            detect_extends=detect.get("extends", ""),
             data_file=str(path),
         )
     except KeyError as missing:

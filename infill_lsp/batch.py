@@ -58,16 +58,16 @@ def _fields(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_language(language: object) -> str:
-    """The language name if the grammars know it; ValueError naming the known ones if not."""
-    import grammars
+    """The language name if the grammars know it; ValueError naming the known ones if not
+    (engine/language.py decides, for every front end)."""
+    from engine.language import UnknownLanguage, check_language as check
 
     if not isinstance(language, str):
         raise ValueError('"language" must be a string')
     try:
-        return grammars.get(language).name
-    except grammars.UnknownLanguageError:
-        known = ", ".join(spec.name for spec in grammars.languages())
-        raise ValueError(f"unknown language {language!r}; known: {known}") from None
+        return check(language)
+    except UnknownLanguage as exc:
+        raise ValueError(str(exc)) from None
 
 
 def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None, language: Optional[str] = None, max_batch: Optional[int] = None) -> int:

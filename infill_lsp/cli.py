@@ -16,7 +16,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Iterator, Optional, TextIO
+from typing import Any, Callable, Iterator, Optional, TextIO
 
 from engine.text import ANY_BREAK, UTF32, TextIndex
 from engine.types import DenoiseStep, InfillError, InfillResult, SamplerSettings
@@ -115,15 +115,15 @@ def split_at(text: str, line: int, column: int) -> tuple[str, str]:
     return text[:offset], text[offset:]
 
 
-def _language_for(path: Path, explicit: Optional[str]) -> Optional[str]:
-    if explicit:
-        return explicit
-    try:
-        import grammars
+def _check_language(name: Optional[str]) -> None:
+    """--language, checked before the model loads (engine/language.py decides)."""
+    if name:
+        from engine.language import UnknownLanguage, check_language
 
-        return grammars.language_for_path(str(path))
-    except Exception:
-        return None
+        try:
+            check_language(name)
+        except UnknownLanguage as exc:
+            raise InfillError(f"--language: {exc}") from None
 
 
 # Why a completion came back empty, in words (the figures line says `stop: <reason>`).
@@ -135,6 +135,14 @@ EMPTY_ANSWER = {
     "empty": "--max-tokens is 0",
     "deadline": "the request ran out of time (--deadline) before the model wrote anything usable",
 }
+
+
+def _language_note(result: Any) -> str:
+    """`language: python (from the file name)`, or `no language (unconstrained)`."""
+    if result.language is None:
+        return "no language (unconstrained)"
+    where = {"request": "--language", "filename": "from the file name", "detected": "detected"}
+    return f"language: {result.language} ({where.get(result.language_source, result.language_source)})"
 
 
 def explain_empty(stop_reason: str, unconstrained: Optional[str] = None) -> str:
@@ -173,6 +181,7 @@ def _run_with_progress(steps: Iterator[DenoiseStep], stream: TextIO) -> InfillRe
 def cmd_complete(args: argparse.Namespace) -> int:
     import engine
 
+    _check_language(args.language)
     text = read_source_file(args.file)
     prefix, suffix = split_at(text, args.line, args.column)
     settings = {k: v for k, v in {"max_tokens": args.max_tokens, "constrained": args.constrained, "deadline_seconds": args.deadline}.items() if v is not None}
@@ -180,7 +189,9 @@ def cmd_complete(args: argparse.Namespace) -> int:
     load_start = time.perf_counter()
     eng = engine.load(args.model)
     load_ms = (time.perf_counter() - load_start) * 1000
-    steps = eng.stream(prefix, suffix, language=_language_for(args.file, args.language), **settings)
+    # The language: --language, else the file's extension, else detected (a script without one).
+    language = {"language": args.language, "filename": str(args.file), "detect_language": True}
+    steps = eng.stream(prefix, suffix, **language, **settings)
     result = _run_with_progress(steps, sys.stderr)
     if args.json:
         print(json.dumps({**result.to_dict(), "model": eng.model_name, "load_ms": round(load_ms, 1)}))
@@ -189,11 +200,11 @@ def cmd_complete(args: argparse.Namespace) -> int:
         if not result.middle.endswith("\n"):
             sys.stdout.write("\n")
         sys.stdout.flush()  # the completion's line before the figures on stderr, in a terminal too
-        print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
+        print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
         if not result.middle.strip():
             unconstrained = None
             if result.stop_reason == "rejected":  # would the raw text differ? ask, rather than hint blindly
-                unconstrained = eng.infill(prefix, suffix, language=_language_for(args.file, args.language), **{**settings, "constrained": False}).middle
+                unconstrained = eng.infill(prefix, suffix, **language, **{**settings, "constrained": False}).middle
             print(f"-- {explain_empty(result.stop_reason, unconstrained)}", file=sys.stderr)
     return 0
 

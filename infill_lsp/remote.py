@@ -226,8 +226,9 @@ class RemoteEngineHost:
             return body
         extension: dict[str, Any] = {k: v for k, v in call.settings.items()
                                      if k in CLIENT_SETTINGS and k not in ("max_tokens", "temperature")}
-        if call.language:
-            extension["language"] = call.language
+        # A buffer whose language has no grammar runs unconstrained, as in-process; null
+        # says so (without a language the server would detect one: engine/language.py).
+        extension["language"] = call.language or None
         if call.cross_file:
             extension["cross_file"] = call.cross_file
         if extension:

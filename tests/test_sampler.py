@@ -273,10 +273,14 @@ def test_copy_weight_turns_an_unsure_position_into_the_copied_token(tok):
 
 def test_a_grammar_that_fails_to_build_is_an_error_not_an_unconstrained_infill(tiny_engine, monkeypatch):
     """Issue 17: `_constraint_for` used to swallow every exception, so a grammar bug
-    silently turned the constraint off. Only a language without a grammar means none."""
+    silently turned the constraint off. Only no language means none; a language without a
+    grammar is the request's mistake, refused (issue 26), never run unconstrained."""
     import grammars
+    from engine.language import UnknownLanguage
 
-    assert tiny_engine.infill("x = ", "\n", language="cobol", max_tokens=2).stop_reason  # no grammar: unconstrained
+    with pytest.raises(UnknownLanguage, match="known languages: go, javascript, python"):
+        tiny_engine.infill("x = ", "\n", language="cobol", max_tokens=2)
+    assert tiny_engine.infill("x = ", "\n", language=None, max_tokens=2).language is None
 
     def broken(language):
         raise RuntimeError("grammar bug")

@@ -13,6 +13,7 @@ the very same app in each replica (infill_lsp/live/cluster.py).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 import time
@@ -115,7 +116,8 @@ def _figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:
     stats = result["stats"]
     return {"forwards": stats.get("forwards"), "tpf": stats.get("tokens_per_forward"), "ms": stats.get("ms"),
             "replica": hub.replica_id, "tokens": stats.get("tokens"), "stop_reason": stats.get("stop_reason"),
-            "queue_ms": result.get("queue_ms"), "elapsed_ms": result.get("elapsed_ms")}
+            "queue_ms": result.get("queue_ms"), "elapsed_ms": result.get("elapsed_ms"),
+            "language": stats.get("language"), "language_source": stats.get("language_source")}
 
 
 async def completions(hub: Hub, request: Request) -> Response:
@@ -126,7 +128,10 @@ async def completions(hub: Hub, request: Request) -> Response:
             return error_response(refusal)
         body = await read_body(request, hub.limits.max_message_bytes)
         parsed = api.parse_completion_request(body, max_request_tokens=hub.limits.max_request_tokens)
-        if parsed.model not in (None, "", hub.model_name):
+        model, model_language = api.split_model(parsed.model, hub.model_name)  # `infill-default:python`
+        if model_language is not None and parsed.language is None:
+            parsed = dataclasses.replace(parsed, model=model, language=model_language)
+        if model not in (None, "", hub.model_name):
             raise api.ApiError(404, f"model {parsed.model!r} is not served here; GET /v1/models lists "
                                f"{hub.model_name!r}", code="model_not_found", param="model")
         if hub.http_in_flight >= hub.limits.max_http_requests:
@@ -138,7 +143,8 @@ async def completions(hub: Hub, request: Request) -> Response:
     hub.check_model_dir()
     # The whole prompt and suffix: the engine decides the window it reads (engine/window.py).
     call = EngineCall(hub, InfillCall(parsed.prompt, parsed.suffix, parsed.language, dict(parsed.settings),
-                                      cross_file=parsed.cross_file))
+                                      cross_file=parsed.cross_file, filename=parsed.filename,
+                                      detect_language=parsed.detect_language))
     call.start(steps=parsed.stream)
     meta = {"completion_id": f"cmpl-{secrets.token_hex(12)}", "created": int(time.time()), "model": hub.model_name}
     if parsed.stream:

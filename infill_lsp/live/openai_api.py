@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from engine.language import UnknownLanguage, check_language
 from engine.types import SamplerSettings, SettingsError, brief, check_knob
 
 from . import protocol as p
@@ -23,6 +24,7 @@ from . import protocol as p
 MAX_STOP_SEQUENCES = 4
 MAX_STOP_CHARS = 256
 MAX_TEMPERATURE = 2.0  # OpenAI's range
+MAX_FILENAME_CHARS = 1024
 
 # Accepted and ignored: sampling knobs of autoregressive decoding with no counterpart here.
 IGNORED_PARAMETERS = frozenset({"top_p", "presence_penalty", "frequency_penalty", "logit_bias", "user"})
@@ -59,9 +61,14 @@ class CompletionRequest:
     stream: bool = False
     include_usage: bool = False  # stream_options.include_usage: a last chunk with the usage
     stop: tuple[str, ...] = ()
-    language: Optional[str] = None  # infill.language: picks the syntax constraint
+    language: Optional[str] = None  # infill.language (checked): picks the syntax constraint
     settings: dict[str, Any] = field(default_factory=dict)  # engine sampler knobs (SamplerSettings names)
     cross_file: str = ""  # infill.cross_file: context from other files (the engine budgets it)
+    filename: Optional[str] = None  # infill.filename: the language from its extension, if none is named
+    # With neither: detected from prompt and suffix (engine/language.py). `"language": null`
+    # says "no language" outright: unconstrained, nothing detected (the language server's
+    # remote client sends it for a buffer whose language has no grammar).
+    detect_language: bool = True
 
 
 def _bad(message: str, param: Optional[str], code: str = "invalid_value") -> ApiError:
@@ -114,7 +121,7 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
             raise _bad("'stream_options' must be {\"include_usage\": true|false}", "stream_options")
         include_usage = bool(options.get("include_usage", False))
 
-    settings, language, cross_file = _infill_extension(data.get("infill"), max_request_tokens)
+    settings, language, cross_file, filename, detect_language = _infill_extension(data.get("infill"), max_request_tokens)
     max_tokens = data.get("max_tokens")
     if max_tokens is not None:
         try:  # the engine's schema, as every other surface checks it
@@ -137,7 +144,7 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
             raise _bad(f"'{name}' must be a number (it is accepted and ignored)", name)
     return CompletionRequest(prompt=prompt, suffix=suffix, model=model, stream=stream, include_usage=include_usage,
                              stop=_parse_stop(data.get("stop")), language=language, settings=settings,
-                             cross_file=cross_file)
+                             cross_file=cross_file, filename=filename, detect_language=detect_language)
 
 
 def _parse_stop(value: Any) -> tuple[str, ...]:
@@ -151,17 +158,24 @@ def _parse_stop(value: Any) -> tuple[str, ...]:
     return tuple(stops)
 
 
-def _infill_extension(value: Any, max_request_tokens: int) -> tuple[dict[str, Any], Optional[str], str]:
-    """The `infill` object: {"language", "cross_file", <sampler knob>: ...}; the knobs are
-    checked with the live protocol's rules (the engine's settings schema)."""
+def _infill_extension(value: Any, max_request_tokens: int) -> tuple[dict[str, Any], Optional[str], str, Optional[str], bool]:
+    """The `infill` object: {"language", "filename", "cross_file", <sampler knob>: ...}; the
+    knobs are checked with the live protocol's rules (the engine's settings schema)."""
     if value is None:
-        return {}, None, ""
+        return {}, None, "", None, True
     if not isinstance(value, dict):
         raise _bad("'infill' must be an object such as {\"language\": \"python\"}", "infill")
     knobs = dict(value)
+    detect_language = not ("language" in knobs and knobs["language"] is None)
     language = knobs.pop("language", None)
     if language is not None and (not isinstance(language, str) or not p._LANGUAGE.match(language)):
         raise _bad("'infill.language' must be a short identifier such as \"python\"", "infill.language")
+    if language is not None:
+        language = known_language(language, "infill.language")
+    filename = knobs.pop("filename", None)
+    if filename is not None and (not isinstance(filename, str) or not 0 < len(filename) <= MAX_FILENAME_CHARS):
+        raise _bad(f"'infill.filename' must be a file name or path of 1-{MAX_FILENAME_CHARS} characters "
+                   "(its extension names the language)", "infill.filename")
     cross_file = knobs.pop("cross_file", None)
     if cross_file is None:
         cross_file = ""
@@ -171,7 +185,28 @@ def _infill_extension(value: Any, max_request_tokens: int) -> tuple[dict[str, An
         settings = p.parse_settings(knobs, session=None, request_id=None, max_request_tokens=max_request_tokens)
     except p.ProtocolError as err:
         raise _bad(err.message, "infill") from None
-    return settings, language, cross_file
+    return settings, language, cross_file, filename, detect_language
+
+
+def known_language(name: str, param: str) -> str:
+    """The registry name of a language the request names; 400 listing the known ones if none."""
+    try:
+        return check_language(name)
+    except UnknownLanguage as exc:
+        raise _bad(str(exc), param, "unknown_language") from None
+
+
+def split_model(model: Optional[str], served: str) -> tuple[Optional[str], Optional[str]]:
+    """`model` as (the model's name, the language after a colon): clients that cannot send
+    `infill.language` (editors' FIM settings take a model name and nothing else) may
+    name the language there, `infill-default:python`. The served name itself is never
+    split, even if it holds a colon; an unknown language is a 400 listing the known ones."""
+    if not model or model == served or ":" not in model:
+        return model, None
+    name, _, language = model.rpartition(":")
+    if name != served:
+        return model, None  # not ours either way: the caller answers 404
+    return name, known_language(language, "model")
 
 
 # -- answers -----------------------------------------------------------------------------

