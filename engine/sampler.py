@@ -24,7 +24,8 @@ pass stays with the caller, which may run one forward for several requests. The 
    (EOM). An EOM may only be committed at the *first* masked position, i.e. when every
    position before it already holds text; it then closes the canvas (all later
    positions become EOM). This stops EOM commits from running ahead of the text before
-   them, the failure that collapses small models to one-token middles. If the canvas
+   them, the failure that collapses small models to one-token middles. The rule is
+   decided in one place, `CanvasState.end_allowed`; every step asks it. If the canvas
    fills up with text and no EOM, it grows by another block of masks, up to max_tokens.
 4. Token-to-token edits (LLaDA2.1-style): a committed text token whose prediction is now
    a different token with probability >= `edit_threshold` is rewritten, in every pass;
@@ -109,6 +110,15 @@ class CanvasState:
             out.append(None if token == self.tok.mask_id else self.tok.piece(token))
         return out
 
+    def end_allowed(self, position: int, filled: Collection[int] = ()) -> bool:
+        """The ordering rule (module docstring, rule 3), the one place it is decided: an
+        end of middle may be written at `position` only when no position before it stays
+        unresolved, i.e. each holds text already or is in `filled` (positions this pass
+        writes text to). An end that ran ahead of unresolved text would close the canvas
+        over a hole: the failure that collapses small models to one-token middles."""
+        mask = self.tok.mask_id
+        return all(i in filled for i, t in enumerate(self.ids[:position]) if t == mask)
+
     def commit(self, pos: int, token: int) -> None:
         """Write one token; an end-of-middle closes the canvas (every later position too)."""
         if token == self.tok.eom_id:
@@ -140,8 +150,8 @@ def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_
     eligible: list[Proposal] = []
     for pos in masked:
         token = pred[pos]
-        if token == tok.eom_id and pos != first:
-            continue  # an EOM may not run ahead of unresolved text
+        if token == tok.eom_id and not canvas.end_allowed(pos):
+            continue
         if token == tok.mask_id:
             continue
         eligible.append(Proposal(pos, token, conf[pos]))
@@ -180,7 +190,9 @@ def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: list[float],
     for pos in masked[1:]:
         token = pred[pos]
         ends = token == tok.eom_id
-        if pos != run[-1].position + 1 or token == tok.mask_id or (ends and not end_in_run) or conf[pos] < threshold:
+        if ends and not (end_in_run and canvas.end_allowed(pos, {p.position for p in run})):
+            break
+        if pos != run[-1].position + 1 or token == tok.mask_id or conf[pos] < threshold:
             break
         run.append(Proposal(pos, token, conf[pos]))
         if ends:
@@ -243,15 +255,15 @@ def _first_allowed(
     """The first of `best` and the position's next `fallbacks` most likely tokens that the
     constraint allows (None if none is), and how many were refused on the way."""
     tok = canvas.tok
-    first_masked = min(canvas.masked_positions(), default=position)
-    def committable(t: int) -> bool:
-        # Never the mask (it would commit nothing) nor another special token; an EOM only
-        # at the first masked position (module docstring, rule 3).
-        return t == tok.eom_id and position == first_masked or t not in tok.special_ids
+    ends_here = canvas.end_allowed(position)
+    def writable(t: int) -> bool:
+        # Never the mask (it would commit nothing) nor another special token; an end only
+        # where the ordering rule allows it.
+        return t == tok.eom_id and ends_here or t not in tok.special_ids
 
-    candidates = [best] if committable(best) else []
+    candidates = [best] if writable(best) else []
     for t in probs[position].topk(min(probs.shape[-1], fallbacks + 3)).indices.tolist():
-        if t != best and committable(t):
+        if t != best and writable(t):
             candidates.append(int(t))
     refused = 0
     for token in candidates[: fallbacks + 1]:
@@ -465,23 +477,23 @@ def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) ->
         return proposals
     accepted, vetoed = _constrained(proposals, probs, run.canvas, run.constraint, run.prefix, run.suffix)
     run.vetoed += vetoed
-    accepted = committable(accepted, run.canvas)  # an end alone behind a vetoed position is no progress
+    accepted = without_early_ends(accepted, run.canvas)  # an end alone behind a vetoed position is no progress
     if accepted:
         return accepted
     rescued, vetoed = _rescue(probs, run.canvas, run.constraint, run.prefix, run.suffix)
     run.vetoed += vetoed
     if rescued is not None:
         return [rescued]
-    alone = next((p for p in proposals if committable([p], run.canvas)), None)  # the first that can be written alone
+    alone = next((p for p in proposals if without_early_ends([p], run.canvas)), None)  # the first that can be written alone
     return [alone] if alone is not None else []
 
 
-def committable(proposals: list[Proposal], canvas: CanvasState) -> list[Proposal]:
-    """The proposals `commit` would write: an end-of-middle only where no position before
-    it stays masked after this pass's text proposals are written."""
-    eom, mask = canvas.tok.eom_id, canvas.tok.mask_id
+def without_early_ends(proposals: list[Proposal], canvas: CanvasState) -> list[Proposal]:
+    """The proposals `commit` would write: the text ones, and an end only where the
+    ordering rule allows it once this pass's text is written (CanvasState.end_allowed)."""
+    eom = canvas.tok.eom_id
     filled = {p.position for p in proposals if p.token != eom}
-    return [p for p in proposals if p.token != eom or all(i in filled for i, t in enumerate(canvas.ids[: p.position]) if t == mask)]
+    return [p for p in proposals if p.token != eom or canvas.end_allowed(p.position, filled)]
 
 
 def commit(canvas: CanvasState, proposals: list[Proposal]) -> list[CanvasChange]:
@@ -491,7 +503,7 @@ def commit(canvas: CanvasState, proposals: list[Proposal]) -> list[CanvasChange]
     changes = []
     eom = canvas.tok.eom_id
     for p in sorted(proposals, key=lambda p: p.token == eom):  # stable: text in confidence order, then the end
-        if p.token == eom and canvas.tok.mask_id in canvas.ids[: p.position]:
+        if p.token == eom and not canvas.end_allowed(p.position):
             continue
         canvas.commit(p.position, p.token)
         kind = "end" if p.token == canvas.tok.eom_id else "commit"
