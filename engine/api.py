@@ -45,6 +45,12 @@ def constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
     return grammars.constraint_for(language)
 
 
+# When the constraint refuses every token a pass searched, the engine's candidates close
+# the middle there (the final check judges the text so far; the next candidate follows)
+# instead of forcing a refused token and writing on past it to max_tokens: on 120 dev
+# items, 24% fewer forward passes at the same exact match and empty answers (docs/sampler.md).
+CLOSE_ON_VETO = True
+
 MAX_WORD_CUTS = 16  # mid-line cuts tried (longest first) when no whole-line form is accepted
 
 
@@ -129,13 +135,16 @@ class InfillRun:
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
         self.run = self._begin(forwards)
 
-    def _begin(self, forwards: int, passes_before: int = 0) -> Denoising:
+    def _begin(self, forwards: int, passes_before: int = 0, written: int = 0) -> Denoising:
         """The next candidate's sampler state; its passes are numbered on from the earlier
-        candidates' (a live client shows one sequence of passes, not `pass 1` twice)."""
+        candidates' (a live client shows one sequence of passes, not `pass 1` twice), and
+        its forwards and tokens written are counted on, so the request's figures (and the
+        bound forwards <= written + 2, docs/sampler.md) cover every candidate."""
         request, settings = self.request, self.schedule[self.attempt]
         self.attempt += 1
         run = Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards)
-        run.step = passes_before
+        run.step, run.written = passes_before, written
+        run.close_on_veto = CLOSE_ON_VETO
         return run
 
     def canvas_ids(self) -> Optional[list[int]]:
@@ -164,7 +173,7 @@ class InfillRun:
             if accepted is None:
                 result.vetoed += 1
                 if self.attempt < len(self.schedule):
-                    self.run = self._begin(result.forwards, passes_before=final.step)
+                    self.run = self._begin(result.forwards, passes_before=final.step, written=result.written)
                     return
                 result.stop_reason = "rejected"
             result.middle = accepted or ""

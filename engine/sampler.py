@@ -57,7 +57,8 @@ from engine.tokenizer import Tokenizer
 from engine.types import CanvasChange, DenoiseStep, DenoisingModel, InfillResult, SamplerSettings, SyntaxConstraint
 
 FALLBACK_TOKENS = 3  # next-best tokens tried for a position whose best commit is vetoed
-RESCUE_TOKENS = 8  # tokens tried at the first masked position when a whole pass is vetoed
+SEARCH_TOKENS = 8  # tokens tried per masked position when a whole pass is vetoed (rule 5)
+SEARCH_POSITIONS = 4  # masked positions, in text order, that search tries before forcing
 ENDING_TOKENS = 24  # tokens tried as the last one of a middle by the end_when_valid candidate
 
 
@@ -273,19 +274,30 @@ def _first_allowed(
     return None, refused
 
 
-def _rescue(probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str) -> tuple[Optional[Proposal], int]:
-    """Every proposal of a pass was refused: search wider (RESCUE_TOKENS) at the first
-    masked position, the one position whose commit the model may always make."""
-    masked = canvas.masked_positions()
-    if not masked:
-        return None, 0
-    first = masked[0]
-    row = probs[first]
-    best = int(row.argmax())  # may be a special token: _first_allowed skips what it cannot commit
-    token, refused = _first_allowed(probs, canvas, constraint, prefix, suffix, first, best, {}, RESCUE_TOKENS)
-    if token is None:
-        return None, refused
-    return Proposal(first, token, float(row[token])), refused
+def _search(probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str) -> tuple[Optional[Proposal], int]:
+    """Every proposal of a pass was refused: before another forward pass is spent, the
+    same pass's probabilities are searched in text order, the first masked position's
+    top SEARCH_TOKENS tokens first, then the next masked positions' (up to
+    SEARCH_POSITIONS), for one token the constraint allows. Returns it (None if none
+    is) and how many were refused on the way."""
+    refused = 0
+    for position in canvas.masked_positions()[:SEARCH_POSITIONS]:
+        row = probs[position]
+        best = int(row.argmax())  # may be a special token: _first_allowed skips what it cannot commit
+        token, vetoed = _first_allowed(probs, canvas, constraint, prefix, suffix, position, best, {}, SEARCH_TOKENS)
+        refused += vetoed
+        if token is not None:
+            return Proposal(position, token, float(row[token])), refused
+    return None, refused
+
+
+def _forced(proposals: list[Proposal], probs: torch.Tensor, canvas: CanvasState) -> Proposal:
+    """The pass's last resort when the constraint refused everything searched: the most
+    confident proposal that can be written alone, else the first masked position's best
+    text token (always writable). Written anyway, so the pass makes progress; the final
+    check (accept_final) judges the result."""
+    alone = next((p for p in proposals if without_early_ends([p], canvas)), None)
+    return alone if alone is not None else _best_text(probs, canvas.masked_positions()[0], canvas.tok.mask_id)
 
 
 def _valid_ending(probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str) -> Optional[Proposal]:
@@ -383,6 +395,9 @@ class Denoising:
     generator: Optional[torch.Generator]
     start: float  # perf_counter() when the request started
     forwards: int  # model passes so far (encoding the context counts one)
+    written: int = 0  # tokens written into the canvas so far: commits, ends, edits (see `advance`)
+    close_on_veto: bool = False  # a pass whose every token is refused closes the middle instead of forcing text
+    closed_by_veto: bool = False  # it did: the stop reason says "vetoed"
     step: int = 0
     edits: int = 0  # token-to-token rewrites applied
     edits_last_pass: int = 0
@@ -427,21 +442,27 @@ class Denoising:
         propose -> constrain -> commit -> edit -> grow. Returns the pass's step."""
         masked_before = bool(self.canvas.masked_positions())
         changes, closed = denoise_pass(predict(logits, self), self)
+        # Every change is one token written: a commit, an end of middle (one, however many
+        # positions it closes), an edit (a rewrite costs a write like a commit does). The
+        # bound `forwards <= written + 2` rests on this count (docs/sampler.md).
+        self.written += len(changes)
         step = self.record(changes)
-        if not closed and masked_before and not changes:
-            # Nothing could be written: the next pass would read the same canvas and, at
-            # temperature 0, decide the same. Stop here rather than spin; the final
-            # check judges what was written.
+        if not closed and masked_before and not any(c.kind != "edit" for c in changes):
+            # Nothing committed: not possible by construction (constrain never returns
+            # nothing); should it happen, the next pass would read the same canvas and
+            # decide the same, so stop rather than spin. The final check judges the text.
             self.stop = "stalled"
             return step
         self.stop = "end_of_middle" if closed else grow(self)
+        if self.stop == "end_of_middle" and self.closed_by_veto:
+            self.stop = "vetoed"
         return step
 
     def finish(self) -> DenoiseStep:
         """The last step: the canvas's middle as an InfillResult."""
         middle_ids = self.canvas.middle_ids()
         tok = self.canvas.tok
-        result = InfillResult(tok.decode(middle_ids), len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed)
+        result = InfillResult(tok.decode(middle_ids), len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed, written=self.written)
         return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, result.ms, result=result)
 
 
@@ -470,9 +491,13 @@ def predict(logits: torch.Tensor, run: Denoising) -> torch.Tensor:
 
 def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) -> list[Proposal]:
     """Rule 5: the proposals the syntax constraint lets stand (refused ones fall back to
-    their next-best tokens). If it refuses them all, a wider search at the first masked
-    position; if that fails too, the most confident proposal stands anyway, so every pass
-    makes progress and the final check judges the result."""
+    their next-best tokens). If it refuses them all, the same pass's probabilities are
+    searched in text order (`_search`) before another forward pass is spent; if nothing
+    there is allowed either, the pass writes its most confident proposal anyway (`_forced`)
+    or, with `close_on_veto`, an end of middle at the first masked position: nothing the
+    model proposes can follow the text, so the middle closes there and the final check
+    judges it. Never empty: at least one token per pass, by construction (the end of the
+    middle counts as one)."""
     if not proposals or run.constraint is None:
         return proposals
     accepted, vetoed = _constrained(proposals, probs, run.canvas, run.constraint, run.prefix, run.suffix)
@@ -480,12 +505,15 @@ def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) ->
     accepted = without_early_ends(accepted, run.canvas)  # an end alone behind a vetoed position is no progress
     if accepted:
         return accepted
-    rescued, vetoed = _rescue(probs, run.canvas, run.constraint, run.prefix, run.suffix)
+    found, vetoed = _search(probs, run.canvas, run.constraint, run.prefix, run.suffix)
     run.vetoed += vetoed
-    if rescued is not None:
-        return [rescued]
-    alone = next((p for p in proposals if without_early_ends([p], run.canvas)), None)  # the first that can be written alone
-    return [alone] if alone is not None else []
+    if found is not None:
+        return [found]
+    if run.close_on_veto:
+        first = run.canvas.masked_positions()[0]  # the ordering rule always allows an end here
+        run.closed_by_veto = True
+        return [Proposal(first, run.canvas.tok.eom_id, float(probs[first, run.canvas.tok.eom_id]))]
+    return [_forced(proposals, probs, run.canvas)]
 
 
 def without_early_ends(proposals: list[Proposal], canvas: CanvasState) -> list[Proposal]:
