@@ -59,6 +59,7 @@ from engine.types import CanvasChange, DenoiseStep, DenoisingModel, InfillResult
 FALLBACK_TOKENS = 3  # next-best tokens tried for a position whose best commit is vetoed
 SEARCH_TOKENS = 8  # tokens tried per masked position when a whole pass is vetoed (rule 5)
 SEARCH_POSITIONS = 4  # masked positions, in text order, that search tries before forcing
+FORCED_BEFORE_CLOSING = 1  # with close_on_veto: refused tokens forced (per candidate) before the middle closes instead (tuned on dev, docs/sampler.md)
 ENDING_TOKENS = 24  # tokens tried as the last one of a middle by the end_when_valid candidate
 
 
@@ -398,6 +399,7 @@ class Denoising:
     written: int = 0  # tokens written into the canvas so far: commits, ends, edits (see `advance`)
     close_on_veto: bool = False  # a pass whose every token is refused closes the middle instead of forcing text
     closed_by_veto: bool = False  # it did: the stop reason says "vetoed"
+    forced: int = 0  # refused tokens written anyway (constrain's last resort)
     step: int = 0
     edits: int = 0  # token-to-token rewrites applied
     edits_last_pass: int = 0
@@ -493,11 +495,13 @@ def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) ->
     """Rule 5: the proposals the syntax constraint lets stand (refused ones fall back to
     their next-best tokens). If it refuses them all, the same pass's probabilities are
     searched in text order (`_search`) before another forward pass is spent; if nothing
-    there is allowed either, the pass writes its most confident proposal anyway (`_forced`)
-    or, with `close_on_veto`, an end of middle at the first masked position: nothing the
-    model proposes can follow the text, so the middle closes there and the final check
-    judges it. Never empty: at least one token per pass, by construction (the end of the
-    middle counts as one)."""
+    there is allowed either, the pass writes its most confident proposal anyway (`_forced`:
+    the constraint's judgement of a partial canvas can be wrong, and a forced token
+    sometimes leads to a middle the final check accepts), but with `close_on_veto`, once
+    FORCED_BEFORE_CLOSING tokens were forced, an end of middle at the first masked
+    position instead: the middle closes there and the final check judges it, rather than
+    forcing on to max_tokens. Never empty: at least one token per pass, by construction
+    (the end of the middle counts as one)."""
     if not proposals or run.constraint is None:
         return proposals
     accepted, vetoed = _constrained(proposals, probs, run.canvas, run.constraint, run.prefix, run.suffix)
@@ -509,10 +513,11 @@ def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) ->
     run.vetoed += vetoed
     if found is not None:
         return [found]
-    if run.close_on_veto:
+    if run.close_on_veto and run.forced >= FORCED_BEFORE_CLOSING:
         first = run.canvas.masked_positions()[0]  # the ordering rule always allows an end here
         run.closed_by_veto = True
         return [Proposal(first, run.canvas.tok.eom_id, float(probs[first, run.canvas.tok.eom_id]))]
+    run.forced += 1
     return [_forced(proposals, probs, run.canvas)]
 
 

@@ -162,10 +162,13 @@ def test_a_vetoed_first_position_is_searched_past_in_the_same_pass(tok):
     assert [(c.position, c.kind) for c in first] == [(1, "commit")] and first[0].text == tok.piece(50)
 
 
-def test_a_pass_whose_every_token_is_refused_closes_the_middle(tok):
-    # Nothing at any position is allowed: the engine's candidates close the middle there
-    # (an end of middle is a token written) instead of forcing refused text.
-    from engine.sampler import Denoising
+def test_a_candidate_closes_its_middle_once_forcing_did_not_help(tok):
+    # From position 2 on nothing is allowed: the first such pass forces its best token
+    # (FORCED_BEFORE_CLOSING = 1), the next closes the middle (an end of middle is a
+    # token written) instead of forcing refused text on to max_tokens.
+    from engine.sampler import FORCED_BEFORE_CLOSING, Denoising
+
+    assert FORCED_BEFORE_CLOSING == 1
 
     refused = list(range(20, 40))
     rows = [{20: 1.0}, {21: 1.0, 22: 0.5}, {t: -0.01 * t for t in refused[2:]}]
@@ -177,5 +180,5 @@ def test_a_pass_whose_every_token_is_refused_closes_the_middle(tok):
         step = run.advance(model.canvas_logits(None, torch.tensor([ids]))[0])
         assert any(c.kind in ("commit", "end") for c in step.changes)
     result = run.finish().result
-    assert result.middle == tok.decode([20, 21]) and result.stop_reason == "vetoed"
-    assert result.forwards == 1 + 3 and result.written == 3  # two commits and the end
+    assert result.middle == tok.decode([20, 21, 22]) and result.stop_reason == "vetoed"
+    assert result.forwards == 1 + 4 and result.written == 4  # three commits and the end
