@@ -34,10 +34,14 @@ pass stays with the caller, which may run one forward for several requests. The 
 5. A syntax constraint (grammars/) may veto commits: proposals are checked as a batch
    and, if the batch is refused, one at a time in confidence order, each falling back
    to its next-best token (a refused EOM too: it falls back to text); a position whose
-   candidates are all refused stays masked. If every proposal of a pass is refused, a
-   wider search at the first masked position looks for any allowed token; only if that
-   fails too is the most confident proposal committed anyway, so the pass makes
-   progress, and the final check (accept_final) judges the result.
+   candidates are all refused stays masked. If every proposal of a pass is refused, the
+   same pass's probabilities are searched in text order (the first masked position's
+   top tokens, then the next positions') before another forward pass is spent; only if
+   that fails too is the most confident proposal committed anyway, and (the engine's
+   candidates, `close_on_veto`) after one such forced token the middle closes instead,
+   for the final check (accept_final) to judge. So every pass that reads a masked
+   position commits at least one token (an end of middle counts), by construction, and
+   a request's forward passes stay within the tokens it wrote + 2 (docs/sampler.md).
 6. Copying from the context (`copy_weight` > 0): code repeats itself. At the first masked
    position, whose left side is all text, the longest run of the last 2-4 tokens that also
    occurs in the prefix proposes the token that followed it there; that guess is mixed into
