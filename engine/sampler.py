@@ -24,7 +24,8 @@ pass stays with the caller, which may run one forward for several requests. The 
    (EOM). An EOM may only be committed at the *first* masked position, i.e. when every
    position before it already holds text; it then closes the canvas (all later
    positions become EOM). This stops EOM commits from running ahead of the text before
-   them, the failure that collapses small models to one-token middles. If the canvas
+   them, the failure that collapses small models to one-token middles. The rule is
+   decided in one place, `CanvasState.end_allowed`; every step asks it. If the canvas
    fills up with text and no EOM, it grows by another block of masks, up to max_tokens.
 4. Token-to-token edits (LLaDA2.1-style): a committed text token whose prediction is now
    a different token with probability >= `edit_threshold` is rewritten, in every pass;
@@ -33,10 +34,14 @@ pass stays with the caller, which may run one forward for several requests. The 
 5. A syntax constraint (grammars/) may veto commits: proposals are checked as a batch
    and, if the batch is refused, one at a time in confidence order, each falling back
    to its next-best token (a refused EOM too: it falls back to text); a position whose
-   candidates are all refused stays masked. If every proposal of a pass is refused, a
-   wider search at the first masked position looks for any allowed token; only if that
-   fails too is the most confident proposal committed anyway, so the pass makes
-   progress, and the final check (accept_final) judges the result.
+   candidates are all refused stays masked. If every proposal of a pass is refused, the
+   same pass's probabilities are searched in text order (the first masked position's
+   top tokens, then the next positions') before another forward pass is spent; only if
+   that fails too is the most confident proposal committed anyway, and (the engine's
+   candidates, `close_on_veto`) after one such forced token the middle closes instead,
+   for the final check (accept_final) to judge. So every pass that reads a masked
+   position commits at least one token (an end of middle counts), by construction, and
+   a request's forward passes stay within the tokens it wrote + 2 (docs/sampler.md).
 6. Copying from the context (`copy_weight` > 0): code repeats itself. At the first masked
    position, whose left side is all text, the longest run of the last 2-4 tokens that also
    occurs in the prefix proposes the token that followed it there; that guess is mixed into
@@ -56,7 +61,9 @@ from engine.tokenizer import Tokenizer
 from engine.types import CanvasChange, DenoiseStep, DenoisingModel, InfillResult, SamplerSettings, SyntaxConstraint
 
 FALLBACK_TOKENS = 3  # next-best tokens tried for a position whose best commit is vetoed
-RESCUE_TOKENS = 8  # tokens tried at the first masked position when a whole pass is vetoed
+SEARCH_TOKENS = 8  # tokens tried per masked position when a whole pass is vetoed (rule 5)
+SEARCH_POSITIONS = 4  # masked positions, in text order, that search tries before forcing
+FORCED_BEFORE_CLOSING = 1  # with close_on_veto: refused tokens forced (per candidate) before the middle closes instead (tuned on dev, docs/sampler.md)
 ENDING_TOKENS = 24  # tokens tried as the last one of a middle by the end_when_valid candidate
 
 
@@ -109,6 +116,15 @@ class CanvasState:
             out.append(None if token == self.tok.mask_id else self.tok.piece(token))
         return out
 
+    def end_allowed(self, position: int, filled: Collection[int] = ()) -> bool:
+        """The ordering rule (module docstring, rule 3), the one place it is decided: an
+        end of middle may be written at `position` only when no position before it stays
+        unresolved, i.e. each holds text already or is in `filled` (positions this pass
+        writes text to). An end that ran ahead of unresolved text would close the canvas
+        over a hole: the failure that collapses small models to one-token middles."""
+        mask = self.tok.mask_id
+        return all(i in filled for i, t in enumerate(self.ids[:position]) if t == mask)
+
     def commit(self, pos: int, token: int) -> None:
         """Write one token; an end-of-middle closes the canvas (every later position too)."""
         if token == self.tok.eom_id:
@@ -140,8 +156,8 @@ def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_
     eligible: list[Proposal] = []
     for pos in masked:
         token = pred[pos]
-        if token == tok.eom_id and pos != first:
-            continue  # an EOM may not run ahead of unresolved text
+        if token == tok.eom_id and not canvas.end_allowed(pos):
+            continue
         if token == tok.mask_id:
             continue
         eligible.append(Proposal(pos, token, conf[pos]))
@@ -180,7 +196,9 @@ def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: list[float],
     for pos in masked[1:]:
         token = pred[pos]
         ends = token == tok.eom_id
-        if pos != run[-1].position + 1 or token == tok.mask_id or (ends and not end_in_run) or conf[pos] < threshold:
+        if ends and not (end_in_run and canvas.end_allowed(pos, {p.position for p in run})):
+            break
+        if pos != run[-1].position + 1 or token == tok.mask_id or conf[pos] < threshold:
             break
         run.append(Proposal(pos, token, conf[pos]))
         if ends:
@@ -243,15 +261,15 @@ def _first_allowed(
     """The first of `best` and the position's next `fallbacks` most likely tokens that the
     constraint allows (None if none is), and how many were refused on the way."""
     tok = canvas.tok
-    first_masked = min(canvas.masked_positions(), default=position)
-    def committable(t: int) -> bool:
-        # Never the mask (it would commit nothing) nor another special token; an EOM only
-        # at the first masked position (module docstring, rule 3).
-        return t == tok.eom_id and position == first_masked or t not in tok.special_ids
+    ends_here = canvas.end_allowed(position)
+    def writable(t: int) -> bool:
+        # Never the mask (it would commit nothing) nor another special token; an end only
+        # where the ordering rule allows it.
+        return t == tok.eom_id and ends_here or t not in tok.special_ids
 
-    candidates = [best] if committable(best) else []
+    candidates = [best] if writable(best) else []
     for t in probs[position].topk(min(probs.shape[-1], fallbacks + 3)).indices.tolist():
-        if t != best and committable(t):
+        if t != best and writable(t):
             candidates.append(int(t))
     refused = 0
     for token in candidates[: fallbacks + 1]:
@@ -261,19 +279,30 @@ def _first_allowed(
     return None, refused
 
 
-def _rescue(probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str) -> tuple[Optional[Proposal], int]:
-    """Every proposal of a pass was refused: search wider (RESCUE_TOKENS) at the first
-    masked position, the one position whose commit the model may always make."""
-    masked = canvas.masked_positions()
-    if not masked:
-        return None, 0
-    first = masked[0]
-    row = probs[first]
-    best = int(row.argmax())  # may be a special token: _first_allowed skips what it cannot commit
-    token, refused = _first_allowed(probs, canvas, constraint, prefix, suffix, first, best, {}, RESCUE_TOKENS)
-    if token is None:
-        return None, refused
-    return Proposal(first, token, float(row[token])), refused
+def _search(probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str) -> tuple[Optional[Proposal], int]:
+    """Every proposal of a pass was refused: before another forward pass is spent, the
+    same pass's probabilities are searched in text order, the first masked position's
+    top SEARCH_TOKENS tokens first, then the next masked positions' (up to
+    SEARCH_POSITIONS), for one token the constraint allows. Returns it (None if none
+    is) and how many were refused on the way."""
+    refused = 0
+    for position in canvas.masked_positions()[:SEARCH_POSITIONS]:
+        row = probs[position]
+        best = int(row.argmax())  # may be a special token: _first_allowed skips what it cannot commit
+        token, vetoed = _first_allowed(probs, canvas, constraint, prefix, suffix, position, best, {}, SEARCH_TOKENS)
+        refused += vetoed
+        if token is not None:
+            return Proposal(position, token, float(row[token])), refused
+    return None, refused
+
+
+def _forced(proposals: list[Proposal], probs: torch.Tensor, canvas: CanvasState) -> Proposal:
+    """The pass's last resort when the constraint refused everything searched: the most
+    confident proposal that can be written alone, else the first masked position's best
+    text token (always writable). Written anyway, so the pass makes progress; the final
+    check (accept_final) judges the result."""
+    alone = next((p for p in proposals if without_early_ends([p], canvas)), None)
+    return alone if alone is not None else _best_text(probs, canvas.masked_positions()[0], canvas.tok.mask_id)
 
 
 def _valid_ending(probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str) -> Optional[Proposal]:
@@ -371,6 +400,10 @@ class Denoising:
     generator: Optional[torch.Generator]
     start: float  # perf_counter() when the request started
     forwards: int  # model passes so far (encoding the context counts one)
+    written: int = 0  # tokens written into the canvas so far: commits, ends, edits (see `advance`)
+    close_on_veto: bool = False  # a pass whose every token is refused closes the middle instead of forcing text
+    closed_by_veto: bool = False  # it did: the stop reason says "vetoed"
+    forced: int = 0  # refused tokens written anyway (constrain's last resort)
     step: int = 0
     edits: int = 0  # token-to-token rewrites applied
     edits_last_pass: int = 0
@@ -415,14 +448,20 @@ class Denoising:
         propose -> constrain -> commit -> edit -> grow. Returns the pass's step."""
         masked_before = bool(self.canvas.masked_positions())
         changes, closed = denoise_pass(predict(logits, self), self)
+        # Every change is one token written: a commit, an end of middle (one, however many
+        # positions it closes), an edit (a rewrite costs a write like a commit does). The
+        # bound `forwards <= written + 2` rests on this count (docs/sampler.md).
+        self.written += len(changes)
         step = self.record(changes)
-        if not closed and masked_before and not changes:
-            # Nothing could be written: the next pass would read the same canvas and, at
-            # temperature 0, decide the same. Stop here rather than spin; the final
-            # check judges what was written.
+        if not closed and masked_before and not any(c.kind != "edit" for c in changes):
+            # Nothing committed: not possible by construction (constrain never returns
+            # nothing); should it happen, the next pass would read the same canvas and
+            # decide the same, so stop rather than spin. The final check judges the text.
             self.stop = "stalled"
             return step
         self.stop = "end_of_middle" if closed else grow(self)
+        if self.stop == "end_of_middle" and self.closed_by_veto:
+            self.stop = "vetoed"
         return step
 
     def finish(self) -> DenoiseStep:
@@ -433,7 +472,7 @@ class Denoising:
             # Cut short: the text up to the first position still masked, never text
             # joined across a gap.
             middle_ids = [t for t in self.canvas.ids[: self.canvas.ids.index(tok.mask_id)] if t != tok.eom_id]
-        result = InfillResult(tok.decode(middle_ids), len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed)
+        result = InfillResult(tok.decode(middle_ids), len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed, written=self.written)
         return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, result.ms, result=result)
 
 
@@ -465,30 +504,40 @@ def predict(logits: torch.Tensor, run: Denoising) -> torch.Tensor:
 
 def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) -> list[Proposal]:
     """Rule 5: the proposals the syntax constraint lets stand (refused ones fall back to
-    their next-best tokens). If it refuses them all, a wider search at the first masked
-    position; if that fails too, the most confident proposal stands anyway, so every pass
-    makes progress and the final check judges the result."""
+    their next-best tokens). If it refuses them all, the same pass's probabilities are
+    searched in text order (`_search`) before another forward pass is spent; if nothing
+    there is allowed either, the pass writes its most confident proposal anyway (`_forced`:
+    the constraint's judgement of a partial canvas can be wrong, and a forced token
+    sometimes leads to a middle the final check accepts), but with `close_on_veto`, once
+    FORCED_BEFORE_CLOSING tokens were forced, an end of middle at the first masked
+    position instead: the middle closes there and the final check judges it, rather than
+    forcing on to max_tokens. Never empty: at least one token per pass, by construction
+    (the end of the middle counts as one)."""
     if not proposals or run.constraint is None:
         return proposals
     accepted, vetoed = _constrained(proposals, probs, run.canvas, run.constraint, run.prefix, run.suffix)
     run.vetoed += vetoed
-    accepted = committable(accepted, run.canvas)  # an end alone behind a vetoed position is no progress
+    accepted = without_early_ends(accepted, run.canvas)  # an end alone behind a vetoed position is no progress
     if accepted:
         return accepted
-    rescued, vetoed = _rescue(probs, run.canvas, run.constraint, run.prefix, run.suffix)
+    found, vetoed = _search(probs, run.canvas, run.constraint, run.prefix, run.suffix)
     run.vetoed += vetoed
-    if rescued is not None:
-        return [rescued]
-    alone = next((p for p in proposals if committable([p], run.canvas)), None)  # the first that can be written alone
-    return [alone] if alone is not None else []
+    if found is not None:
+        return [found]
+    if run.close_on_veto and run.forced >= FORCED_BEFORE_CLOSING:
+        first = run.canvas.masked_positions()[0]  # the ordering rule always allows an end here
+        run.closed_by_veto = True
+        return [Proposal(first, run.canvas.tok.eom_id, float(probs[first, run.canvas.tok.eom_id]))]
+    run.forced += 1
+    return [_forced(proposals, probs, run.canvas)]
 
 
-def committable(proposals: list[Proposal], canvas: CanvasState) -> list[Proposal]:
-    """The proposals `commit` would write: an end-of-middle only where no position before
-    it stays masked after this pass's text proposals are written."""
-    eom, mask = canvas.tok.eom_id, canvas.tok.mask_id
+def without_early_ends(proposals: list[Proposal], canvas: CanvasState) -> list[Proposal]:
+    """The proposals `commit` would write: the text ones, and an end only where the
+    ordering rule allows it once this pass's text is written (CanvasState.end_allowed)."""
+    eom = canvas.tok.eom_id
     filled = {p.position for p in proposals if p.token != eom}
-    return [p for p in proposals if p.token != eom or all(i in filled for i, t in enumerate(canvas.ids[: p.position]) if t == mask)]
+    return [p for p in proposals if p.token != eom or canvas.end_allowed(p.position, filled)]
 
 
 def commit(canvas: CanvasState, proposals: list[Proposal]) -> list[CanvasChange]:
@@ -498,7 +547,7 @@ def commit(canvas: CanvasState, proposals: list[Proposal]) -> list[CanvasChange]
     changes = []
     eom = canvas.tok.eom_id
     for p in sorted(proposals, key=lambda p: p.token == eom):  # stable: text in confidence order, then the end
-        if p.token == eom and canvas.tok.mask_id in canvas.ids[: p.position]:
+        if p.token == eom and not canvas.end_allowed(p.position):
             continue
         canvas.commit(p.position, p.token)
         kind = "end" if p.token == canvas.tok.eom_id else "commit"

@@ -184,13 +184,14 @@ class InfillResult:
     tokens: int  # tokens in the middle
     forwards: int  # model forward passes spent (canvas passes; the context pass counts as one)
     ms: float  # wall time in milliseconds, model loading excluded
-    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far)
+    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing: a bug) | "vetoed" (closed where the constraint refused every token) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far)
     edits: int = 0  # token-to-token rewrites applied
     vetoed: int = 0  # commits refused by the syntax constraint
     cached_context_tokens: int = 0  # context tokens whose keys/values came from the cache
     candidates_tried: int = 1
     language: Optional[str] = None  # the request's language (engine/language.py); it picks the syntax constraint
     language_source: str = "none"  # where it came from: "request" | "filename" | "detected" | "none"
+    written: int = 0  # tokens the sampler wrote, all candidates: commits, ends, edits (forwards <= written + 2)
 
     @property
     def tokens_per_forward(self) -> float:

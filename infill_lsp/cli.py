@@ -130,6 +130,7 @@ def _check_language(name: Optional[str]) -> None:
 EMPTY_ANSWER = {
     "rejected": "the syntax check refused what the model wrote: each middle it proposed would have left "
     "the code here unparseable, so infill shows nothing rather than broken code",
+    "vetoed": "the syntax check refused every token the model proposed here, so infill shows nothing rather than broken code",
     "end_of_middle": "the model proposed nothing here (its answer was empty)",
     "max_tokens": "the model's text ran to --max-tokens without a usable end",
     "empty": "--max-tokens is 0",
@@ -203,7 +204,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
         print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
         if not result.middle.strip():
             unconstrained = None
-            if result.stop_reason == "rejected":  # would the raw text differ? ask, rather than hint blindly
+            if result.stop_reason in ("rejected", "vetoed"):  # would the raw text differ? ask, rather than hint blindly
                 unconstrained = eng.infill(prefix, suffix, **language, **{**settings, "constrained": False}).middle
             print(f"-- {explain_empty(result.stop_reason, unconstrained)}", file=sys.stderr)
     return 0

@@ -380,13 +380,13 @@ def test_a_pass_that_can_write_nothing_ends_the_run(tok):
     sure end behind it, which `commit` rightly drops. The run used to spin forever on
     the same canvas; now the end does not count as progress, and a pass that can write
     nothing stops the run."""
-    from engine.sampler import CanvasState, Proposal, committable
+    from engine.sampler import CanvasState, Proposal, without_early_ends
 
     canvas = CanvasState(4, tok)
     canvas.commit(0, 20)
     end = Proposal(2, tok.eom_id, 0.99)
-    assert committable([end], canvas) == []  # position 1 stays masked
-    assert committable([end, Proposal(1, 21, 0.6)], canvas) == [end, Proposal(1, 21, 0.6)]
+    assert without_early_ends([end], canvas) == []  # position 1 stays masked
+    assert without_early_ends([end, Proposal(1, 21, 0.6)], canvas) == [end, Proposal(1, 21, 0.6)]
 
     model = ScriptedModel(tok, [20, 21], confidence=[0.99, 0.6, 0.99])
     only_20 = _TextConstraint(tok, bad={tok.piece(t) for t in range(tok.vocab_size)} - {tok.piece(20), tok.piece(tok.eom_id)})

@@ -76,6 +76,9 @@ def run_bench(model_dir: Optional[Path] = None, limit: Optional[int] = None, as_
         raise engine.InfillError("python -m lab bench's reference sampler needs an infill model directory")
     items = load_items(limit or 60)
     ours_ms, ours_tokens, ours_forwards, ours_em = [], 0, 0, 0
+    # The bound of docs/sampler.md, forwards <= tokens written + 2, per item: its worst case
+    # (never above 2), and the same against the tokens returned (what a user gets).
+    worst_written, worst_returned = None, None
     ref_ms, ref_tokens, ref_em = [], 0, 0
     eng.infill(items[0]["prefix"], items[0]["suffix"], language=items[0].get("language"))  # warm-up
     for i, item in enumerate(items, 1):
@@ -85,6 +88,8 @@ def run_bench(model_dir: Optional[Path] = None, limit: Optional[int] = None, as_
         ours_tokens += r.tokens
         ours_forwards += r.forwards
         ours_em += exact_match(r.middle, item["middle"])
+        worst_written = max(r.forwards - r.written, worst_written if worst_written is not None else r.forwards - r.written)
+        worst_returned = max(r.forwards - r.tokens, worst_returned if worst_returned is not None else r.forwards - r.tokens)
         ref = reference_infill(eng, item["prefix"], item["suffix"])
         ref_ms.append(ref.ms)
         ref_tokens += ref.tokens
@@ -107,6 +112,8 @@ def run_bench(model_dir: Optional[Path] = None, limit: Optional[int] = None, as_
         "reference_p50_ms": round(percentile(ref_ms, 0.5), 2),
         "exact_match": round(ours_em / len(items), 4),
         "reference_exact_match": round(ref_em / len(items), 4),
+        "worst_forwards_minus_written": worst_written,
+        "worst_forwards_minus_tokens": worst_returned,
         "threads": torch.get_num_threads(),
     }
     if as_json:
@@ -119,6 +126,7 @@ def run_bench(model_dir: Optional[Path] = None, limit: Optional[int] = None, as_
         print(f"{'p50 ms':22}{report['p50_ms']:>12}{report['reference_p50_ms']:>12}")
         print(f"{'p90 ms':22}{report['p90_ms']:>12}")
         print(f"{'exact match':22}{report['exact_match']:>12.1%}{report['reference_exact_match']:>12.1%}")
+        print(f"forwards - tokens written, worst item: {worst_written} (bound: 2) · forwards - tokens returned: {worst_returned}")
         print(f"speedup (tokens/s): {report['speedup']}x · latency ratio: {report['latency_speedup']}x")
     return 0
 

@@ -1,0 +1,74 @@
+"""Where a request's forward passes go: per-item middles, forwards, tokens written and
+returned, on the dev or held-out single-line items, each a cold request.
+
+    python -m lab.evaluation.passes --items dev --limit 360 [--forced-before-closing 1]
+        [--no-close-on-veto] [--search-positions 4] [--search-tokens 8] [--out rows.json]
+
+Prints exact match, empty answers, tokens per forward (returned tokens, the context's
+encoding counted, as `infill bench`), forwards, and the worst case of forwards - tokens
+written (the bound of docs/sampler.md: at most 2) and of forwards - tokens returned.
+Knobs are tuned on `--items dev`; the held-out items are for reporting.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from lab.evaluation.items import BENCH_FILE, DEV_FILE, exact_match, load_items, percentile
+from lab.evaluation.sweep import edit_similarity
+
+
+def main(argv: list[str] | None = None) -> int:
+    import engine
+    import engine.api
+    import engine.sampler
+
+    p = argparse.ArgumentParser(prog="python -m lab.evaluation.passes", description=__doc__.splitlines()[0])
+    p.add_argument("--items", choices=["dev", "heldout"], default="dev")
+    p.add_argument("--limit", type=int, default=120, help="the first N items")
+    p.add_argument("--model", type=Path, default=None)
+    p.add_argument("--forced-before-closing", type=int, default=None)
+    p.add_argument("--no-close-on-veto", action="store_true", help="force refused tokens on to max_tokens (the rule before issue 25)")
+    p.add_argument("--search-positions", type=int, default=None)
+    p.add_argument("--search-tokens", type=int, default=None)
+    p.add_argument("--out", type=Path, default=None, help="write the per-item rows (JSON) here")
+    args = p.parse_args(argv)
+    if args.forced_before_closing is not None:
+        engine.sampler.FORCED_BEFORE_CLOSING = args.forced_before_closing
+    if args.search_positions is not None:
+        engine.sampler.SEARCH_POSITIONS = args.search_positions
+    if args.search_tokens is not None:
+        engine.sampler.SEARCH_TOKENS = args.search_tokens
+    if args.no_close_on_veto:
+        engine.api.CLOSE_ON_VETO = False
+    eng = engine.load(args.model)
+    items = load_items(args.limit, DEV_FILE if args.items == "dev" else BENCH_FILE)
+    eng.infill(items[0]["prefix"], items[0]["suffix"], language=items[0].get("language"))  # warm-up
+    rows = []
+    for item in items:
+        eng.forget_context()  # cold requests: every item encodes its context
+        r = eng.infill(item["prefix"], item["suffix"], language=item.get("language"))
+        rows.append({"middle": r.middle, "tokens": r.tokens, "written": r.written, "forwards": r.forwards, "ms": round(r.ms, 1),
+                     "stop": r.stop_reason, "candidates": r.candidates_tried, "em": exact_match(r.middle, item["middle"]),
+                     "similarity": edit_similarity(r.middle, item["middle"])})
+    tokens, forwards = sum(r["tokens"] for r in rows), sum(r["forwards"] for r in rows)
+    summary = {
+        "model": eng.model_name, "items": len(rows), "set": args.items,
+        "exact_match": round(100 * sum(r["em"] for r in rows) / len(rows), 2),
+        "edit_similarity": round(100 * sum(r["similarity"] for r in rows) / len(rows), 2),
+        "empty": sum(not r["middle"].strip() for r in rows),
+        "tpf": round(tokens / forwards, 3) if forwards else 0.0, "forwards": forwards, "tokens": tokens,
+        "p50_ms": round(percentile([r["ms"] for r in rows], 0.5), 1), "mean_ms": round(sum(r["ms"] for r in rows) / len(rows), 1),
+        "worst_forwards_minus_written": max(r["forwards"] - r["written"] for r in rows),
+        "worst_forwards_minus_tokens": max(r["forwards"] - r["tokens"] for r in rows),
+    }
+    if args.out:
+        args.out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

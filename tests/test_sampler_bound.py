@@ -1,0 +1,185 @@
+"""At least one token per pass, and forwards <= tokens written + 2, for every request
+(issue 25): a property test over random canvases (fake logits, a deterministic function
+of the canvas like a real model's), constraints that veto at random, token edits and the
+engine's candidates (InfillRun: the request's settings, then the left-to-right last
+resort), plus the two in-pass rules it rests on."""
+import time
+import zlib
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.api import Engine, InfillJob
+from engine.sampler import denoise
+from engine.types import SamplerSettings
+
+
+class FakeLogits:
+    """Random logits, the same for the same canvas (a model is a function of its input).
+    `sharpness` scales them: high values give sure tokens (runs, edits), low ones unsure."""
+
+    def __init__(self, seed: int, sharpness: float, end_bias: float, eom_id: int, vocab: int):
+        self.seed, self.sharpness, self.end_bias, self.eom_id, self.vocab = seed, sharpness, end_bias, eom_id, vocab
+        self.passes = 0
+
+    def encode_context(self, prefix_ids, suffix_ids, reuse=None):
+        return (tuple(prefix_ids), tuple(suffix_ids))
+
+    def canvas_logits(self, context, canvas_ids):
+        self.passes += 1
+        ids = canvas_ids[0].tolist()
+        g = torch.Generator().manual_seed(zlib.crc32(repr((self.seed, ids)).encode()))
+        logits = torch.randn((1, len(ids), self.vocab), generator=g) * self.sharpness
+        logits[..., self.eom_id] += self.end_bias
+        return logits
+
+
+class RandomVeto:
+    """Refuses a canvas with probability `rate`, decided by a hash of what it is asked
+    (the same question gets the same answer, as the real constraint's cache gives)."""
+
+    def __init__(self, seed: int, rate: float, final_rate: float):
+        self.seed, self.rate, self.final_rate = seed, rate, final_rate
+
+    def _draw(self, *question) -> float:
+        return zlib.crc32(repr((self.seed, question)).encode()) / 2**32
+
+    def allows(self, prefix, pieces, suffix):
+        return self._draw("allows", tuple(pieces)) >= self.rate
+
+    def accept_final(self, prefix, middle, suffix):
+        return self._draw("final", middle) >= self.final_rate
+
+    def accept_complete(self, prefix, middle, suffix):
+        return self.accept_final(prefix, middle, suffix)
+
+    def polish(self, prefix, middle, suffix):
+        return middle
+
+
+@pytest.fixture(scope="module")
+def tok(tiny_model_dir):
+    from engine.modeldir import load_tokenizer
+
+    return load_tokenizer(tiny_model_dir)
+
+
+def _drive(job: InfillJob, model: FakeLogits, mask_id: int):
+    """Run a job as Engine.stream does, checking every pass: one that reads a masked
+    position commits at least one token (text or the end of the middle)."""
+    job.prepare()
+    passes = 0
+    while (ids := job.canvas_ids()) is not None:
+        step = job.advance(model.canvas_logits(job.context, torch.tensor([ids]))[0])
+        passes += 1
+        if mask_id in ids:
+            commits = [c for c in step.changes if c.kind in ("commit", "end")]
+            assert commits, f"pass {step.step} read masks and committed nothing"
+    return job.final_step().result, passes
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**31),
+    sharpness=st.sampled_from([0.5, 2.0, 6.0, 12.0]),
+    end_bias=st.floats(-4.0, 6.0),
+    veto=st.sampled_from([0.0, 0.3, 0.7, 0.95, 1.0]),
+    final_veto=st.sampled_from([0.0, 0.5, 1.0]),
+    constrained=st.booleans(),
+    max_tokens=st.integers(0, 20),
+    block_size=st.integers(1, 8),
+    threshold=st.sampled_from([0.3, 0.6, 0.9]),
+    contiguous=st.booleans(),
+    left_to_right=st.booleans(),
+    end_in_run=st.booleans(),
+    edit_threshold=st.sampled_from([0.2, 0.5, 0.9]),
+    max_edit_passes=st.integers(0, 3),
+    candidates=st.integers(1, 2),
+    prefix=st.text(alphabet="abc ():=\n", min_size=1, max_size=12),
+)
+def test_every_pass_commits_and_forwards_stay_within_written_plus_two(
+    tok, seed, sharpness, end_bias, veto, final_veto, constrained, max_tokens, block_size, threshold, contiguous, left_to_right, end_in_run, edit_threshold, max_edit_passes, candidates, prefix
+):
+    model = FakeLogits(seed, sharpness, end_bias, tok.eom_id, tok.vocab_size)
+    engine = Engine(model, tok)
+    cfg = SamplerSettings(
+        max_tokens=max_tokens, block_size=block_size, confidence_threshold=threshold, contiguous=contiguous, left_to_right=left_to_right, end_in_run=end_in_run,
+        edit_threshold=edit_threshold, max_edit_passes=max_edit_passes, candidates=candidates, constrained=constrained, copy_weight=0.0,
+    )
+    constraint = RandomVeto(seed, veto, final_veto) if constrained else None
+    result, passes = _drive(InfillJob(engine, prefix, "\n", cfg, constraint, None), model, tok.mask_id)
+    assert result.stop_reason != "stalled"
+    assert result.forwards == passes + 1  # the context's encoding counts one
+    assert result.forwards <= result.written + 2
+    assert result.tokens <= result.written
+
+
+class _Refuses:
+    """Refuses any canvas holding one of `bad` (pieces); every finished middle is fine."""
+
+    def __init__(self, bad):
+        self.bad = set(bad)
+
+    def allows(self, prefix, pieces, suffix):
+        return not any(p in self.bad for p in pieces if p is not None)
+
+    def accept_final(self, prefix, middle, suffix):
+        return True
+
+    def accept_complete(self, prefix, middle, suffix):
+        return True
+
+    def polish(self, prefix, middle, suffix):
+        return middle
+
+
+class _Scripted:
+    """The same (N, V) logits every pass: `rows[i]` = {token: logit} at position i."""
+
+    def __init__(self, tok, rows):
+        self.tok, self.rows = tok, rows
+
+    def canvas_logits(self, context, canvas_ids):
+        n = canvas_ids.shape[1]
+        logits = torch.full((1, n, self.tok.vocab_size), -30.0)
+        for i in range(n):
+            for token, value in self.rows[min(i, len(self.rows) - 1)].items():
+                logits[0, i, token] = value
+        return logits
+
+
+def test_a_vetoed_first_position_is_searched_past_in_the_same_pass(tok):
+    # Every token the model ranks at position 0 is refused; position 1's best is allowed.
+    # The pass writes position 1 rather than forcing a refused token at position 0 (the
+    # search used to stop at the first masked position).
+    refused = list(range(20, 40))
+    rows = [{t: -0.01 * t for t in refused}, {50: 1.0, 51: 0.9}, {tok.eom_id: 5.0}]  # position 1 unsure: not in the run
+    model = _Scripted(tok, rows)
+    constraint = _Refuses({tok.piece(t) for t in refused})
+    steps = list(denoise(model, tok, None, SamplerSettings(max_tokens=3, block_size=3), constraint=constraint))
+    first = steps[0].changes
+    assert [(c.position, c.kind) for c in first] == [(1, "commit")] and first[0].text == tok.piece(50)
+
+
+def test_a_candidate_closes_its_middle_once_forcing_did_not_help(tok):
+    # From position 2 on nothing is allowed: the first such pass forces its best token
+    # (FORCED_BEFORE_CLOSING = 1), the next closes the middle (an end of middle is a
+    # token written) instead of forcing refused text on to max_tokens.
+    from engine.sampler import FORCED_BEFORE_CLOSING, Denoising
+
+    assert FORCED_BEFORE_CLOSING == 1
+
+    refused = list(range(20, 40))
+    rows = [{20: 1.0}, {21: 1.0, 22: 0.5}, {t: -0.01 * t for t in refused[2:]}]
+    model = _Scripted(tok, rows)
+    constraint = _Refuses({tok.piece(t) for t in refused[2:]})
+    run = Denoising.begin(tok, SamplerSettings(max_tokens=4, block_size=4, confidence_threshold=0.99), constraint, "", "", None, time.perf_counter(), 1)
+    run.close_on_veto = True
+    while (ids := run.canvas_ids()) is not None:
+        step = run.advance(model.canvas_logits(None, torch.tensor([ids]))[0])
+        assert any(c.kind in ("commit", "end") for c in step.changes)
+    result = run.finish().result
+    assert result.middle == tok.decode([20, 21, 22]) and result.stop_reason == "vetoed"
+    assert result.forwards == 1 + 4 and result.written == 4  # three commits and the end
