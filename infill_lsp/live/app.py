@@ -1,9 +1,11 @@
-"""The ASGI application of `infill serve`: one port, four things.
+"""The ASGI application of `infill serve`: one port, five things.
 
     GET  /, /playground.*     the playground page (no token: it asks for one)
     WS   /ws                  live rewrite sessions (docs/live-protocol.md)
     POST /v1/completions      OpenAI-style infilling, JSON or server-sent events (docs/http-api.md)
     GET  /v1/models, /health
+    POST /api/generate, /infill (+ GET /api/tags, /api/version, /props)
+                              Ollama's and llama.cpp's formats (dialect_routes.py, docs/clients.md)
 
 Every request passes the same Origin check (a browser page from elsewhere gets 403), and
 the API the same token (`Authorization: Bearer TOKEN`; the live protocol carries it in
@@ -41,15 +43,19 @@ from .frames import result_payload
 
 log = logging.getLogger("infill.live")
 
-API_METHODS = {"/v1/completions": "POST", "/v1/models": "GET", "/health": "GET"}
+API_METHODS = {"/v1/completions": "POST", "/v1/models": "GET", "/health": "GET",
+               "/api/generate": "POST", "/api/tags": "GET", "/api/version": "GET", "/infill": "POST", "/props": "GET"}
 
 
 def build_app(hub: Hub) -> Starlette:
     """The app over one Hub (whose engine worker runs every model call)."""
+    from . import dialect_routes  # it builds on this module's request rules: imported once they exist
+
     routes = [
         Route("/v1/completions", partial(completions, hub), methods=["POST"]),
         Route("/v1/models", partial(models, hub), methods=["GET"]),
         Route("/health", partial(health, hub), methods=["GET"]),
+        *dialect_routes.routes(hub),
         WebSocketRoute(WEBSOCKET_PATH, partial(live_socket, hub)),
         Route("/{path:path}", partial(page, hub), methods=["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]),
     ]
@@ -226,9 +232,15 @@ async def health(hub: Hub, request: Request) -> Response:
 
 async def page(hub: Hub, request: Request) -> Response:
     path = request.url.path
+    from .dialect_routes import dialect_error
+
     if path in API_METHODS:  # a known endpoint, the wrong method (the routes above took the right one)
-        return error_response(api.ApiError(405, f"{path} takes {API_METHODS[path]}, not {request.method}",
-                                           code="method_not_allowed"), headers={"Allow": API_METHODS[path]})
+        error = api.ApiError(405, f"{path} takes {API_METHODS[path]}, not {request.method}", code="method_not_allowed")
+        return dialect_error(path, error, {"Allow": API_METHODS[path]}) or error_response(
+            error, headers={"Allow": API_METHODS[path]})
+    if path.startswith("/api/"):
+        return dialect_error(path, api.ApiError(404, f"no endpoint {request.method} {path}; this server has POST "
+                                                "/api/generate, GET /api/tags and GET /api/version"))
     if path.startswith("/v1/"):
         return error_response(api.ApiError(404, f"no endpoint {request.method} {path}; this server has "
                                            "POST /v1/completions and GET /v1/models", code="not_found"))
