@@ -28,18 +28,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from engine.worker import InfillCall, Outcome
+from engine.worker import InfillCall
 
-from ..request_path import ErrorCode, UserError, user_error
-
+from . import dialect_routes
 from . import openai_api as api
 from . import pages
+from .http_rules import figures as _figures, read_body, refusal as _refusal, result as _result
 from .channel import StarletteChannel
 from .connection import LiveConnection
 from .engine_call import EngineCall, EngineStream
 from .hub import Hub
 from .protocol import WEBSOCKET_PATH
-from .frames import result_payload
 
 log = logging.getLogger("infill.live")
 
@@ -49,8 +48,6 @@ API_METHODS = {"/v1/completions": "POST", "/v1/models": "GET", "/health": "GET",
 
 def build_app(hub: Hub) -> Starlette:
     """The app over one Hub (whose engine worker runs every model call)."""
-    from . import dialect_routes  # it builds on this module's request rules: imported once they exist
-
     routes = [
         Route("/v1/completions", partial(completions, hub), methods=["POST"]),
         Route("/v1/models", partial(models, hub), methods=["GET"]),
@@ -68,63 +65,7 @@ def error_response(error: api.ApiError, headers: Optional[dict[str, str]] = None
     return JSONResponse(error.body(), error.status, headers=headers)
 
 
-def _refusal(hub: Hub, request: Request) -> Optional[api.ApiError]:
-    """403 for a foreign browser origin, 401 without the right bearer token."""
-    origin = request.headers.get("origin")
-    if not hub.origins.allows(origin):
-        return api.ApiError(403, f"origin {origin!r} is not allowed; start the server with --allow-origin to admit it",
-                            kind="permission_error", code="origin_not_allowed")
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not hub.token_ok(token.strip() or None):
-        reason = "missing" if not token.strip() else "wrong"
-        return api.ApiError(401, f"{reason} API token: send 'Authorization: Bearer TOKEN' with the token "
-                            "`infill serve` printed at start", code="invalid_api_key")
-    return None
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    """The body, refused with 413 past `limit` bytes (before reading it when the length is declared)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        raise api.ApiError(413, f"request body over the {limit:,}-byte limit", code="request_too_large")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise api.ApiError(413, f"request body over the {limit:,}-byte limit", code="request_too_large")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 # -- /v1/completions -------------------------------------------------------------------------
-
-# The request path's errors as OpenAI error objects: (code, type) by ErrorCode; the HTTP
-# status is the request path's (UserError.http_status).
-_API_CODES = {ErrorCode.REFUSED: "engine_refused", ErrorCode.MODEL_FAILED: "model_failed",
-              ErrorCode.CANCELLED: "cancelled", ErrorCode.UNAVAILABLE: "model_unavailable"}
-
-
-def api_error(failure: UserError) -> api.ApiError:
-    """A UserError as the OpenAI-style error this API answers with."""
-    kind = "invalid_request_error" if failure.http_status < 500 else "server_error"
-    return api.ApiError(failure.http_status, failure.message, kind=kind, code=_API_CODES.get(failure.code, "internal_error"))
-
-
-def _result(call: EngineCall, outcome: Outcome) -> dict[str, Any]:
-    """The finished job as {"text", "stats", "queue_ms", "elapsed_ms"}, or ApiError."""
-    failure = user_error(outcome)
-    if failure is not None:
-        raise api_error(failure)
-    return result_payload(outcome.result, call.job)
-
-
-def _figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:
-    stats = result["stats"]
-    return {"forwards": stats.get("forwards"), "tpf": stats.get("tokens_per_forward"), "ms": stats.get("ms"),
-            "replica": hub.replica_id, "tokens": stats.get("tokens"), "stop_reason": stats.get("stop_reason"),
-            "queue_ms": result.get("queue_ms"), "elapsed_ms": result.get("elapsed_ms"),
-            "language": stats.get("language"), "language_source": stats.get("language_source")}
-
 
 async def completions(hub: Hub, request: Request) -> Response:
     try:
@@ -232,14 +173,12 @@ async def health(hub: Hub, request: Request) -> Response:
 
 async def page(hub: Hub, request: Request) -> Response:
     path = request.url.path
-    from .dialect_routes import dialect_error
-
     if path in API_METHODS:  # a known endpoint, the wrong method (the routes above took the right one)
         error = api.ApiError(405, f"{path} takes {API_METHODS[path]}, not {request.method}", code="method_not_allowed")
-        return dialect_error(path, error, {"Allow": API_METHODS[path]}) or error_response(
+        return dialect_routes.dialect_error(path, error, {"Allow": API_METHODS[path]}) or error_response(
             error, headers={"Allow": API_METHODS[path]})
     if path.startswith("/api/"):
-        return dialect_error(path, api.ApiError(404, f"no endpoint {request.method} {path}; this server has POST "
+        return dialect_routes.dialect_error(path, api.ApiError(404, f"no endpoint {request.method} {path}; this server has POST "
                                                 "/api/generate, GET /api/tags and GET /api/version"))
     if path.startswith("/v1/"):
         return error_response(api.ApiError(404, f"no endpoint {request.method} {path}; this server has "

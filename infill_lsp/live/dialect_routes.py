@@ -26,7 +26,7 @@ from engine.worker import InfillCall
 from . import llamacpp_api as llama
 from . import ollama_api as ollama
 from . import openai_api as api
-from .app import _figures, _refusal, _result, read_body
+from .http_rules import figures as _figures, read_body, refusal as _refusal, result as _result
 from .engine_call import EngineCall, EngineStream
 from .hub import Hub
 
