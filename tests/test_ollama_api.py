@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
@@ -26,6 +27,7 @@ PREFIX = ('import os\n\n\ndef walk(root, skip_hidden=True):\n    """Yield the na
           '    for name in sorted(os.listdir(root)):\n        if skip_hidden and name.startswith("."):\n'
           '            continue\n        path = os.path.join(root, name)\n        if os.path.isdir(path):\n'
           '            yield from walk(path, skip_hidden)\n        else:\n            yield ')
+CONTINUE = json.loads((Path(__file__).parent / "fixtures" / "clients" / "continue_ollama.json").read_text())["requests"]
 SUFFIX = "\n\n\nif __name__ == \"__main__\":\n    for found in walk(\".\"):\n        print(found)\n"
 
 
@@ -227,3 +229,27 @@ def test_parse_rules() -> None:
     assert ollama_api.split_model("m:latest", "m") == ("m", None)
     assert ollama_api.split_model("m:python", "m") == ("m", "python")
     assert ollama_api.timestamp().endswith("Z")
+
+
+
+def test_show_tells_continue_the_model_fills_in_the_middle(live: LiveServer, client: ollama.Client,
+                                                          http: httpx.Client) -> None:
+    shown = client.show(live.model_name)
+    assert ".Suffix" in shown.template and "insert" in shown.capabilities
+    assert shown.parameters.startswith("num_ctx ") and int(shown.parameters.split()[1]) > 0
+    continue_show = http.post("/api/show", json={**CONTINUE["show"], "name": live.model_name})
+    assert continue_show.status_code == 200 and ".Suffix" in continue_show.json()["template"]
+    assert_error(http.post("/api/show", json={"name": "llama3"}), 404, "'llama3' not found")
+    assert_error(httpx.post(live.base_url + "/api/show", json={"name": live.model_name}, timeout=TIMEOUT),
+                 401, "API token")
+
+
+def test_the_recorded_continue_request_streams_the_middle(live: LiveServer, http: httpx.Client) -> None:
+    request = {**CONTINUE["fim"], "model": live.model_name}
+    request["options"] = {**request["options"], "num_predict": 6}  # eight stop strings: more than OpenAI's 4
+    with http.stream("POST", "/api/generate", json=request) as response:
+        assert response.status_code == 200
+        lines = [json.loads(line) for line in response.iter_lines() if line]
+    assert lines[-1]["done"] is True and lines[-1]["infill"]["language"] == "python"
+    whole = http.post("/api/generate", json={**request, "stream": False}).json()
+    assert "".join(line["response"] for line in lines) == whole["response"]

@@ -4,7 +4,7 @@
     WS   /ws                  live rewrite sessions (docs/live-protocol.md)
     POST /v1/completions      OpenAI-style infilling, JSON or server-sent events (docs/http-api.md)
     GET  /v1/models, /health
-    POST /api/generate, /infill (+ GET /api/tags, /api/version, /props)
+    POST /api/generate, /infill (+ GET /api/tags, POST /api/show, GET /api/version, GET /props)
                               Ollama's and llama.cpp's formats (dialect_routes.py, docs/clients.md)
 
 Every request passes the same Origin check (a browser page from elsewhere gets 403), and
@@ -43,7 +43,8 @@ from .protocol import WEBSOCKET_PATH
 log = logging.getLogger("infill.live")
 
 API_METHODS = {"/v1/completions": "POST", "/v1/models": "GET", "/health": "GET",
-               "/api/generate": "POST", "/api/tags": "GET", "/api/version": "GET", "/infill": "POST", "/props": "GET"}
+               "/api/generate": "POST", "/api/tags": "GET", "/api/show": "POST", "/api/version": "GET",
+               "/infill": "POST", "/props": "GET"}
 
 
 def build_app(hub: Hub) -> Starlette:
@@ -179,7 +180,7 @@ async def page(hub: Hub, request: Request) -> Response:
             error, headers={"Allow": API_METHODS[path]})
     if path.startswith("/api/"):
         return dialect_routes.dialect_error(path, api.ApiError(404, f"no endpoint {request.method} {path}; this server has POST "
-                                                "/api/generate, GET /api/tags and GET /api/version"))
+                                                "/api/generate, GET /api/tags, POST /api/show and GET /api/version"))
     if path.startswith("/v1/"):
         return error_response(api.ApiError(404, f"no endpoint {request.method} {path}; this server has "
                                            "POST /v1/completions and GET /v1/models", code="not_found"))

@@ -1,6 +1,6 @@
 """The routes of the other clients' wire formats, next to `/v1/completions` on the same app:
 
-    POST /api/generate   GET /api/tags   GET /api/version     Ollama (ollama_api.py)
+    POST /api/generate   GET /api/tags   POST /api/show   GET /api/version     Ollama (ollama_api.py)
     POST /infill         GET /props                          llama.cpp server (llamacpp_api.py)
 
 Each request goes the way `/v1/completions` goes (app.py): the same Origin and token check,
@@ -31,13 +31,13 @@ from .engine_call import EngineCall, EngineStream
 from .hub import Hub
 
 T = TypeVar("T")
-METHODS = {"/api/generate": "POST", "/api/tags": "GET", "/api/version": "GET", "/infill": "POST", "/props": "GET"}
 STARTED = ollama.timestamp()  # /api/tags' modified_at: when this server process started
 
 
 def routes(hub: Hub) -> list[Route]:
     return [Route("/api/generate", partial(generate, hub), methods=["POST"]),
             Route("/api/tags", partial(tags, hub), methods=["GET"]),
+            Route("/api/show", partial(show, hub), methods=["POST"]),
             Route("/api/version", partial(version, hub), methods=["GET"]),
             Route("/infill", partial(infill, hub), methods=["POST"]),
             Route("/props", partial(props, hub), methods=["GET"])]
@@ -200,6 +200,24 @@ async def tags(hub: Hub, request: Request) -> Response:
     return JSONResponse(ollama.tags_body(hub.model_name, known_languages(), STARTED))
 
 
+async def show(hub: Hub, request: Request) -> Response:
+    try:
+        model = await _admit(hub, request, ollama.parse_show_request)
+        name, _ = ollama.split_model(model, hub.model_name)
+        if name not in (None, "", hub.model_name):
+            raise ollama.not_found(str(model))
+    except (api.ApiError, ollama.OllamaError) as error:
+        return _ollama_error(hub, error)
+    return JSONResponse(ollama.show_body(_context_tokens(hub), STARTED))
+
+
+def _context_tokens(hub: Hub) -> int:
+    """What the model reads and writes at most: the prefix and suffix windows and the middle."""
+    settings = getattr(hub.engine, "settings", None)
+    return (int(getattr(settings, "context_tokens", 1024)) + int(getattr(settings, "suffix_tokens", 256))
+            + int(getattr(settings, "max_tokens", 64)))
+
+
 async def version(hub: Hub, request: Request) -> Response:
     """Public, like /health (clients probe it before they have a token in play); Origin still applies."""
     origin = request.headers.get("origin")
@@ -289,8 +307,6 @@ async def props(hub: Hub, request: Request) -> Response:
     origin = request.headers.get("origin")
     if not hub.origins.allows(origin):
         return _llama_error(hub, api.ApiError(403, f"origin {origin!r} is not allowed", kind="permission_error"))
-    settings = getattr(hub.engine, "settings", None)
-    max_tokens = int(getattr(settings, "max_tokens", 64))
-    n_ctx = int(getattr(settings, "context_tokens", 1024)) + int(getattr(settings, "suffix_tokens", 256)) + max_tokens
-    return JSONResponse(llama.props_body(hub.model_name, max_tokens, n_ctx))
+    max_tokens = int(getattr(getattr(hub.engine, "settings", None), "max_tokens", 64))
+    return JSONResponse(llama.props_body(hub.model_name, max_tokens, _context_tokens(hub)))
 

@@ -138,7 +138,7 @@ def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillReque
         if 0 <= seed < 2**31:  # -1: random, the engine's own
             settings["seed"] = seed
     try:
-        stop = api._parse_stop(data.get("stop") or None)  # llama.vim sends [] for "none"
+        stop = api._parse_stop(data.get("stop") or None, api.DIALECT_STOP_SEQUENCES)  # llama.vim sends [] for "none"
     except api.ApiError as error:
         raise _bad(error.message) from None
     fields = data.get("response_fields")

@@ -116,7 +116,7 @@ def parse_generate_request(body: bytes, *, max_request_tokens: int) -> GenerateR
             raise _bad("'options' must be an object such as {\"num_predict\": 64}")
         settings.update(_options(options, max_request_tokens))
         try:
-            stop = api._parse_stop(options.get("stop"))
+            stop = api._parse_stop(options.get("stop"), api.DIALECT_STOP_SEQUENCES)
         except api.ApiError as error:
             raise _bad(error.message.replace("'stop'", "'options.stop'")) from None
     prompt, suffix = prompt or "", suffix or ""
@@ -199,14 +199,42 @@ def ndjson(payload: dict[str, Any]) -> bytes:
     return (json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
+DETAILS = {"parent_model": "", "format": "safetensors", "family": "infill", "families": ["infill"],
+           "parameter_size": "", "quantization_level": ""}
+# What /api/show says a model's prompt template is. Clients read it to decide whether the
+# model fills in the middle: Continue's Ollama provider sends `suffix` only to a model
+# whose template mentions `.Suffix`. infill applies no template (every request is raw).
+TEMPLATE = "{{ .Prompt }}{{ .Suffix }}"
+
+
 def tags_body(model: str, languages: Sequence[str], modified_at: str) -> dict[str, Any]:
     """`/api/tags`: the served model, and one name per language (`infill-default:python`) so
     that clients with a model picker can name the language the way they name a model."""
     names = [model] + [f"{model}:{language}" for language in languages]
-    details = {"parent_model": "", "format": "safetensors", "family": "infill", "families": ["infill"],
-               "parameter_size": "", "quantization_level": ""}
     return {"models": [{"name": name, "model": name, "modified_at": modified_at, "size": 0, "digest": "",
-                        "details": details} for name in names]}
+                        "details": DETAILS} for name in names]}
+
+
+def parse_show_request(body: bytes) -> Optional[str]:
+    """`/api/show`'s model name (`model`, or `name` as older clients send it); OllamaError 400."""
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _bad(f"the request body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise _bad("the request body must be a JSON object")
+    model = data.get("model") or data.get("name")
+    if model is not None and not isinstance(model, str):
+        raise _bad("'model' must be a string")
+    return model
+
+
+def show_body(context_tokens: int, modified_at: str) -> dict[str, Any]:
+    """`/api/show`: a fill-in-the-middle model (capability "insert", a template with
+    `.Suffix`), its context size as the `num_ctx` parameter (one `name value` per line)."""
+    return {"modelfile": "", "parameters": f"num_ctx {context_tokens}", "template": TEMPLATE, "details": DETAILS,
+            "model_info": {"general.architecture": "infill", "infill.context_length": context_tokens},
+            "capabilities": ["completion", "insert"], "modified_at": modified_at}
 
 
 def version_body() -> dict[str, str]:
