@@ -33,7 +33,7 @@ from engine.worker import InfillCall
 from . import dialect_routes
 from . import openai_api as api
 from . import pages
-from .http_rules import figures as _figures, read_body, refusal as _refusal, result as _result
+from .http_rules import engine_events, figures as _figures, read_body, refusal as _refusal, result as _result
 from .channel import StarletteChannel
 from .connection import LiveConnection
 from .engine_call import EngineCall, EngineStream
@@ -122,34 +122,22 @@ async def _stream(hub: Hub, call: EngineCall, request: api.CompletionRequest,
     final only at the end: step chunks carry `choices[0].text` = "" (nothing to append yet)
     and the step's snapshot under `infill`; the last chunk carries the whole middle.
     Clients that concatenate deltas (every OpenAI client) thus get exactly the answer."""
-    shown: Optional[str] = None
     try:
-        while True:
-            kind, payload = await call.next()
+        async for kind, payload in engine_events(hub, call):
             if kind == "step":
-                text = api.canvas_text(payload.canvas)
-                if text == shown:
-                    continue
-                shown = text
-                yield api.sse_event(api.chunk_body(**meta, text="", finish=None, infill={
-                    "step": payload.step, "text": text, "masked": payload.masked,
-                    "forwards": payload.forwards, "ms": round(float(payload.ms), 3)}))
-                continue
-            try:
-                result = _result(call, payload)
-            except api.ApiError as error:
-                hub.counters[f"http_{error.status}"] += 1
-                yield api.sse_event(error.body())
-                break
-            text, stopped = api.apply_stop(result["text"], request.stop)
-            finish = api.finish_reason(result["stats"].get("stop_reason", ""), stopped)
-            yield api.sse_event(api.chunk_body(**meta, text=text, finish=finish, infill=_figures(hub, result)))
-            if request.include_usage:
-                usage = api.usage_body(await asyncio.to_thread(call.prompt_tokens), result["stats"].get("tokens", 0))
-                yield api.sse_event({"id": meta["completion_id"], "object": "text_completion",
-                                     "created": meta["created"], "model": meta["model"], "choices": [],
-                                     "usage": usage})
-            break
+                yield api.sse_event(api.chunk_body(**meta, text="", finish=None, infill=payload))
+            elif kind == "error":
+                yield api.sse_event(payload.body())
+            else:
+                result = payload
+                text, stopped = api.apply_stop(result["text"], request.stop)
+                finish = api.finish_reason(result["stats"].get("stop_reason", ""), stopped)
+                yield api.sse_event(api.chunk_body(**meta, text=text, finish=finish, infill=_figures(hub, result)))
+                if request.include_usage:
+                    usage = api.usage_body(await asyncio.to_thread(call.prompt_tokens), result["stats"].get("tokens", 0))
+                    yield api.sse_event({"id": meta["completion_id"], "object": "text_completion",
+                                         "created": meta["created"], "model": meta["model"], "choices": [],
+                                         "usage": usage})
         yield api.sse_event("[DONE]")
     finally:
         call.end()

@@ -6,8 +6,8 @@
 Each request goes the way `/v1/completions` goes (app.py): the same Origin and token check,
 body cap, model check, load shedding (429), one EngineCall on the hub's engine worker
 (cancelled when the client hangs up), the same figures; only the parsing and the shapes of
-answers and errors differ. A route here is its parser, its renderer, and `_admit` /
-`_run` below; app.py registers them (`routes()`).
+answers and errors differ. A route here is its parser, its renderer, and `_admit`,
+`_check_model`, `_start` below over http_rules.py; app.py registers them (`routes()`).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from engine.worker import InfillCall
 from . import llamacpp_api as llama
 from . import ollama_api as ollama
 from . import openai_api as api
-from .http_rules import figures as _figures, read_body, refusal as _refusal, result as _result
+from .http_rules import engine_events, figures as _figures, read_body, refusal as _refusal, result as _result
 from .engine_call import EngineCall, EngineStream
 from .hub import Hub
 
@@ -78,7 +78,7 @@ def _start(hub: Hub, completion: api.CompletionRequest) -> EngineCall:
 
 
 async def _outcome(call: EngineCall, request: Request) -> dict[str, Any]:
-    """The finished result (app._result's dict), or api.ApiError (499 when the client left)."""
+    """The finished result (http_rules.result's dict), or api.ApiError (499 when the client left)."""
     try:
         outcome = await call.outcome_or_hang_up(request)
         if outcome is None:
@@ -90,33 +90,6 @@ async def _outcome(call: EngineCall, request: Request) -> dict[str, Any]:
 
 def _count(hub: Hub, status: int) -> None:
     hub.counters[f"http_{status}"] += 1
-
-
-def _steps_then_result(hub: Hub, call: EngineCall) -> AsyncIterator[tuple[str, Any]]:
-    """("step", (DenoiseStep, text)) for each step that changes the text, then ("result", dict)
-    or ("error", api.ApiError): the stream of /v1/completions, format-free."""
-    async def events() -> AsyncIterator[tuple[str, Any]]:
-        shown: Optional[str] = None
-        while True:
-            kind, payload = await call.next()
-            if kind == "step":
-                text = api.canvas_text(payload.canvas)
-                if text != shown:
-                    shown = text
-                    yield "step", (payload, text)
-                continue
-            try:
-                yield "result", _result(call, payload)
-            except api.ApiError as error:
-                _count(hub, error.status)
-                yield "error", error
-            return
-    return events()
-
-
-def _step_figures(step: Any, text: str) -> dict[str, Any]:
-    return {"step": step.step, "text": text, "masked": step.masked, "forwards": step.forwards,
-            "ms": round(float(step.ms), 3)}
 
 
 def dialect_error(path: str, error: api.ApiError, headers: Optional[dict[str, str]] = None) -> Optional[Response]:
@@ -177,10 +150,9 @@ async def _ollama_stream(hub: Hub, call: EngineCall, completion: api.CompletionR
     counters (its `response` empty, as Ollama's is). Concatenating `response` gives
     exactly the non-streamed answer."""
     try:
-        async for kind, payload in _steps_then_result(hub, call):
+        async for kind, payload in engine_events(hub, call):
             if kind == "step":
-                step, text = payload
-                yield ollama.ndjson(ollama.part(hub.model_name, created_at, "", infill=_step_figures(step, text)))
+                yield ollama.ndjson(ollama.part(hub.model_name, created_at, "", infill=payload))
             elif kind == "error":
                 yield ollama.ndjson(ollama.from_api_error(payload).body())
             else:
@@ -286,10 +258,9 @@ async def _llama_stream(hub: Hub, call: EngineCall, parsed: llama.InfillRequest,
     Step events carry `content: ""` and the step's snapshot under `infill`; then one event
     with the whole middle; then the last, whose `content` is empty."""
     try:
-        async for kind, payload in _steps_then_result(hub, call):
+        async for kind, payload in engine_events(hub, call):
             if kind == "step":
-                step, text = payload
-                yield llama.sse_event(llama.partial_body("", _step_figures(step, text)))
+                yield llama.sse_event(llama.partial_body("", payload))
             elif kind == "error":
                 yield llama.sse_error(llama.from_api_error(payload))
             else:

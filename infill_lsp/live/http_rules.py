@@ -5,7 +5,7 @@ Errors are raised as OpenAI-style `ApiError`s (status, message); each format ren
 them in its own shape."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, AsyncIterator, Optional
 
 from starlette.requests import Request
 
@@ -73,3 +73,29 @@ def figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:
             "queue_ms": result.get("queue_ms"), "elapsed_ms": result.get("elapsed_ms"),
             "language": stats.get("language"), "language_source": stats.get("language_source")}
 
+
+
+async def engine_events(hub: Hub, call: EngineCall) -> AsyncIterator[tuple[str, Any]]:
+    """A streamed call's events, whatever the format: ("step", figures) for each denoising
+    step that changes the text (`step`, `text`: the canvas's committed tokens in order,
+    `masked`, `forwards`, `ms`), then ("result", the finished result) or ("error",
+    ApiError). A diffusion model's text is final only at the end, so every format sends
+    the steps with nothing to append and the middle once, at the end."""
+    shown: Optional[str] = None
+    while True:
+        kind, payload = await call.next()
+        if kind == "step":
+            text = api.canvas_text(payload.canvas)
+            if text != shown:
+                shown = text
+                yield "step", {"step": payload.step, "text": text, "masked": payload.masked,
+                               "forwards": payload.forwards, "ms": round(float(payload.ms), 3)}
+            continue
+        try:
+            finished = result(call, payload)
+        except api.ApiError as error:
+            hub.counters[f"http_{error.status}"] += 1
+            yield "error", error
+            return
+        yield "result", finished
+        return
