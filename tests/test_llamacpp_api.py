@@ -80,6 +80,10 @@ def test_the_recorded_fim_requests_get_llamacpp_answers(client: httpx.Client, re
     assert data["infill"]["forwards"] >= 1
     # The language: none is sent, the prefix is Python; input_extra names a .js file too and does not decide it.
     assert (data["infill"]["language"], data["infill"]["language_source"]) == ("python", "detected")
+    import grammars  # the detected language's constraint ran: the middle leaves the Python parseable
+
+    before = recorded["input_prefix"] + recorded["prompt"]
+    assert grammars.constraint_for("python").accept_final(before, data["content"], recorded["input_suffix"])
     # The same request gives the same middle (greedy), whatever the client.
     assert client.post("/infill", json=small(recorded, response_fields=None)).json()["content"] == data["content"]
 

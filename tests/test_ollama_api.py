@@ -78,6 +78,9 @@ def test_the_wire_carries_infill_figures_and_steps(live: LiveServer, http: httpx
     figures = whole["infill"]
     assert figures["forwards"] >= 1 and (figures["language"], figures["language_source"]) == ("python", "detected")
     assert figures["tokens"] == whole["eval_count"]
+    import grammars  # the detected language's constraint ran: the middle leaves the Python parseable
+
+    assert grammars.constraint_for("python").accept_final(PREFIX, whole["response"], SUFFIX)
     with http.stream("POST", "/api/generate", json=request) as response:  # Ollama streams by default
         assert response.headers["content-type"].startswith("application/x-ndjson")
         lines = [json.loads(line) for line in response.iter_lines() if line]
