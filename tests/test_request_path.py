@@ -17,7 +17,7 @@ from engine.types import DenoiseStep, InfillError, InfillResult, ModelFailure, S
 from engine.worker import EngineWorker, InfillCall, Outcome
 from infill_lsp.engine_host import EngineUnavailable as HostsUnavailable
 from infill_lsp.live import protocol as p
-from infill_lsp.live.app import api_error
+from infill_lsp.live.http_rules import api_error
 from infill_lsp.live.connection import _ERROR_CODES
 from infill_lsp.request_path import (
     INTERNAL_MESSAGE, STEP_BACKLOG, EngineUnavailable, ErrorCode, InFlight, Lane, Request, UserError, user_error)

@@ -1,9 +1,11 @@
-"""The ASGI application of `infill serve`: one port, four things.
+"""The ASGI application of `infill serve`: one port, five things.
 
     GET  /, /playground.*     the playground page (no token: it asks for one)
     WS   /ws                  live rewrite sessions (docs/live-protocol.md)
     POST /v1/completions      OpenAI-style infilling, JSON or server-sent events (docs/http-api.md)
     GET  /v1/models, /health
+    POST /api/generate, /infill (+ GET /api/tags, POST /api/show, GET /api/version, GET /props)
+                              Ollama's and llama.cpp's formats (dialect_routes.py, docs/clients.md)
 
 Every request passes the same Origin check (a browser page from elsewhere gets 403), and
 the API the same token (`Authorization: Bearer TOKEN`; the live protocol carries it in
@@ -26,22 +28,23 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from engine.worker import InfillCall, Outcome
+from engine.worker import InfillCall
 
-from ..request_path import ErrorCode, UserError, user_error
-
+from . import dialect_routes
 from . import openai_api as api
 from . import pages
+from .http_rules import engine_events, figures as _figures, read_body, refusal as _refusal, result as _result
 from .channel import StarletteChannel
 from .connection import LiveConnection
 from .engine_call import EngineCall, EngineStream
 from .hub import Hub
 from .protocol import WEBSOCKET_PATH
-from .frames import result_payload
 
 log = logging.getLogger("infill.live")
 
-API_METHODS = {"/v1/completions": "POST", "/v1/models": "GET", "/health": "GET"}
+API_METHODS = {"/v1/completions": "POST", "/v1/models": "GET", "/health": "GET",
+               "/api/generate": "POST", "/api/tags": "GET", "/api/show": "POST", "/api/version": "GET",
+               "/infill": "POST", "/props": "GET"}
 
 
 def build_app(hub: Hub) -> Starlette:
@@ -50,6 +53,7 @@ def build_app(hub: Hub) -> Starlette:
         Route("/v1/completions", partial(completions, hub), methods=["POST"]),
         Route("/v1/models", partial(models, hub), methods=["GET"]),
         Route("/health", partial(health, hub), methods=["GET"]),
+        *dialect_routes.routes(hub),
         WebSocketRoute(WEBSOCKET_PATH, partial(live_socket, hub)),
         Route("/{path:path}", partial(page, hub), methods=["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]),
     ]
@@ -62,63 +66,7 @@ def error_response(error: api.ApiError, headers: Optional[dict[str, str]] = None
     return JSONResponse(error.body(), error.status, headers=headers)
 
 
-def _refusal(hub: Hub, request: Request) -> Optional[api.ApiError]:
-    """403 for a foreign browser origin, 401 without the right bearer token."""
-    origin = request.headers.get("origin")
-    if not hub.origins.allows(origin):
-        return api.ApiError(403, f"origin {origin!r} is not allowed; start the server with --allow-origin to admit it",
-                            kind="permission_error", code="origin_not_allowed")
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not hub.token_ok(token.strip() or None):
-        reason = "missing" if not token.strip() else "wrong"
-        return api.ApiError(401, f"{reason} API token: send 'Authorization: Bearer TOKEN' with the token "
-                            "`infill serve` printed at start", code="invalid_api_key")
-    return None
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    """The body, refused with 413 past `limit` bytes (before reading it when the length is declared)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        raise api.ApiError(413, f"request body over the {limit:,}-byte limit", code="request_too_large")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise api.ApiError(413, f"request body over the {limit:,}-byte limit", code="request_too_large")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 # -- /v1/completions -------------------------------------------------------------------------
-
-# The request path's errors as OpenAI error objects: (code, type) by ErrorCode; the HTTP
-# status is the request path's (UserError.http_status).
-_API_CODES = {ErrorCode.REFUSED: "engine_refused", ErrorCode.MODEL_FAILED: "model_failed",
-              ErrorCode.CANCELLED: "cancelled", ErrorCode.UNAVAILABLE: "model_unavailable"}
-
-
-def api_error(failure: UserError) -> api.ApiError:
-    """A UserError as the OpenAI-style error this API answers with."""
-    kind = "invalid_request_error" if failure.http_status < 500 else "server_error"
-    return api.ApiError(failure.http_status, failure.message, kind=kind, code=_API_CODES.get(failure.code, "internal_error"))
-
-
-def _result(call: EngineCall, outcome: Outcome) -> dict[str, Any]:
-    """The finished job as {"text", "stats", "queue_ms", "elapsed_ms"}, or ApiError."""
-    failure = user_error(outcome)
-    if failure is not None:
-        raise api_error(failure)
-    return result_payload(outcome.result, call.job)
-
-
-def _figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:
-    stats = result["stats"]
-    return {"forwards": stats.get("forwards"), "tpf": stats.get("tokens_per_forward"), "ms": stats.get("ms"),
-            "replica": hub.replica_id, "tokens": stats.get("tokens"), "stop_reason": stats.get("stop_reason"),
-            "queue_ms": result.get("queue_ms"), "elapsed_ms": result.get("elapsed_ms"),
-            "language": stats.get("language"), "language_source": stats.get("language_source")}
-
 
 async def completions(hub: Hub, request: Request) -> Response:
     try:
@@ -174,34 +122,22 @@ async def _stream(hub: Hub, call: EngineCall, request: api.CompletionRequest,
     final only at the end: step chunks carry `choices[0].text` = "" (nothing to append yet)
     and the step's snapshot under `infill`; the last chunk carries the whole middle.
     Clients that concatenate deltas (every OpenAI client) thus get exactly the answer."""
-    shown: Optional[str] = None
     try:
-        while True:
-            kind, payload = await call.next()
+        async for kind, payload in engine_events(hub, call):
             if kind == "step":
-                text = api.canvas_text(payload.canvas)
-                if text == shown:
-                    continue
-                shown = text
-                yield api.sse_event(api.chunk_body(**meta, text="", finish=None, infill={
-                    "step": payload.step, "text": text, "masked": payload.masked,
-                    "forwards": payload.forwards, "ms": round(float(payload.ms), 3)}))
-                continue
-            try:
-                result = _result(call, payload)
-            except api.ApiError as error:
-                hub.counters[f"http_{error.status}"] += 1
-                yield api.sse_event(error.body())
-                break
-            text, stopped = api.apply_stop(result["text"], request.stop)
-            finish = api.finish_reason(result["stats"].get("stop_reason", ""), stopped)
-            yield api.sse_event(api.chunk_body(**meta, text=text, finish=finish, infill=_figures(hub, result)))
-            if request.include_usage:
-                usage = api.usage_body(await asyncio.to_thread(call.prompt_tokens), result["stats"].get("tokens", 0))
-                yield api.sse_event({"id": meta["completion_id"], "object": "text_completion",
-                                     "created": meta["created"], "model": meta["model"], "choices": [],
-                                     "usage": usage})
-            break
+                yield api.sse_event(api.chunk_body(**meta, text="", finish=None, infill=payload))
+            elif kind == "error":
+                yield api.sse_event(payload.body())
+            else:
+                result = payload
+                text, stopped = api.apply_stop(result["text"], request.stop)
+                finish = api.finish_reason(result["stats"].get("stop_reason", ""), stopped)
+                yield api.sse_event(api.chunk_body(**meta, text=text, finish=finish, infill=_figures(hub, result)))
+                if request.include_usage:
+                    usage = api.usage_body(await asyncio.to_thread(call.prompt_tokens), result["stats"].get("tokens", 0))
+                    yield api.sse_event({"id": meta["completion_id"], "object": "text_completion",
+                                         "created": meta["created"], "model": meta["model"], "choices": [],
+                                         "usage": usage})
         yield api.sse_event("[DONE]")
     finally:
         call.end()
@@ -227,8 +163,12 @@ async def health(hub: Hub, request: Request) -> Response:
 async def page(hub: Hub, request: Request) -> Response:
     path = request.url.path
     if path in API_METHODS:  # a known endpoint, the wrong method (the routes above took the right one)
-        return error_response(api.ApiError(405, f"{path} takes {API_METHODS[path]}, not {request.method}",
-                                           code="method_not_allowed"), headers={"Allow": API_METHODS[path]})
+        error = api.ApiError(405, f"{path} takes {API_METHODS[path]}, not {request.method}", code="method_not_allowed")
+        return dialect_routes.dialect_error(path, error, {"Allow": API_METHODS[path]}) or error_response(
+            error, headers={"Allow": API_METHODS[path]})
+    if path.startswith("/api/"):
+        return dialect_routes.dialect_error(path, api.ApiError(404, f"no endpoint {request.method} {path}; this server has POST "
+                                                "/api/generate, GET /api/tags, POST /api/show and GET /api/version"))
     if path.startswith("/v1/"):
         return error_response(api.ApiError(404, f"no endpoint {request.method} {path}; this server has "
                                            "POST /v1/completions and GET /v1/models", code="not_found"))

@@ -44,6 +44,8 @@ def print_banner(config: Listening, port: int, token: str, model: str, extra: st
     print(f"  playground: {where['playground']}", flush=True)
     print(f"  websocket:  {where['websocket']}", flush=True)
     print(f"  api:        {where['api']}  (OpenAI-style: POST /completions, GET /models)", flush=True)
+    root = where["api"][: -len("/v1")]
+    print(f"  also:       {root}/api/generate (Ollama), {root}/infill (llama.cpp server)", flush=True)
     if generated:
         print(f"  token:      {token}", flush=True)
 

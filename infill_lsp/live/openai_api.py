@@ -22,6 +22,8 @@ from engine.types import SamplerSettings, SettingsError, brief, check_knob
 from . import protocol as p
 
 MAX_STOP_SEQUENCES = 4
+# Ollama and llama.cpp take any number; Continue's autocomplete sends its templates' 5-10.
+DIALECT_STOP_SEQUENCES = 32
 MAX_STOP_CHARS = 256
 MAX_TEMPERATURE = 2.0  # OpenAI's range
 MAX_FILENAME_CHARS = 1024
@@ -147,13 +149,15 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
                              cross_file=cross_file, filename=filename, detect_language=detect_language)
 
 
-def _parse_stop(value: Any) -> tuple[str, ...]:
+def _parse_stop(value: Any, limit: int = MAX_STOP_SEQUENCES) -> tuple[str, ...]:
+    """`stop`: a string or a list of up to `limit` (OpenAI's 4 here; the Ollama and llama.cpp
+    routes allow as many as their clients send, DIALECT_STOP_SEQUENCES)."""
     if value is None:
         return ()
     stops = [value] if isinstance(value, str) else value
-    if (not isinstance(stops, list) or len(stops) > MAX_STOP_SEQUENCES
+    if (not isinstance(stops, list) or len(stops) > limit
             or not all(isinstance(s, str) and 0 < len(s) <= MAX_STOP_CHARS for s in stops)):
-        raise _bad(f"'stop' must be a non-empty string or a list of up to {MAX_STOP_SEQUENCES} of them "
+        raise _bad(f"'stop' must be a non-empty string or a list of up to {limit} of them "
                    f"(each at most {MAX_STOP_CHARS} characters)", "stop")
     return tuple(stops)
 
