@@ -298,6 +298,9 @@ test("VS Code's accept-next-word takes part of infill's ghost text", async () =>
   await page.keyboard.press('Enter');
   await page.keyboard.type('def mul(a, b):', { delay: 30 });
   await page.keyboard.press('Enter');
+  // The tiny random model answers a bare indented line with text the syntax check refuses
+  // (nothing shown); after `return ` it writes a word.
+  await page.keyboard.type('return ', { delay: 30 });
   const { ghostText } = await waitForGhost();
   const before = await settledFileText((text) => text.includes('def mul(a, b):'));
   await page.keyboard.press('Control+ArrowRight');
