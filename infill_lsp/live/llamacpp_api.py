@@ -43,13 +43,8 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "
 STOP_TYPES = {"max_tokens": "limit"}  # every other engine stop reason: "eos"
 
 
-class LlamaError(Exception):
+class LlamaError(api.Refusal):
     """A refused request: llama.cpp's `{"error": {"code", "message", "type"}}` with an HTTP status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
     def error(self) -> dict[str, Any]:
         return {"code": self.status, "message": self.message, "type": ERROR_TYPES.get(self.status, "server_error")}
@@ -85,11 +80,9 @@ def _string(data: dict[str, Any], name: str) -> str:
 def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillRequest:
     """Decode and validate an `/infill` body; raises LlamaError (400) saying what is wrong."""
     try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise _bad(f"the request body is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise _bad("the request body must be a JSON object")
+        data = api.json_object(body)
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
     prefix, suffix, line = _string(data, "input_prefix"), _string(data, "input_suffix"), _string(data, "prompt")
     model = data.get("model")
     if model is not None and not isinstance(model, str):

@@ -45,13 +45,8 @@ REFUSED_FIELDS = {
 DONE_REASONS = {"max_tokens": "length"}  # every other engine stop reason: "stop"
 
 
-class OllamaError(Exception):
+class OllamaError(api.Refusal):
     """A refused request: Ollama's error shape `{"error": "message"}` with an HTTP status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
     def body(self) -> dict[str, Any]:
         return {"error": self.message}
@@ -79,11 +74,9 @@ def _is_off(value: Any) -> bool:
 def parse_generate_request(body: bytes, *, max_request_tokens: int) -> GenerateRequest:
     """Decode and validate an `/api/generate` body; raises OllamaError (400) saying what is wrong."""
     try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise _bad(f"the request body is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise _bad("the request body must be a JSON object")
+        data = api.json_object(body)
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
     prompt, suffix, model = data.get("prompt"), data.get("suffix"), data.get("model")
     for name, value in (("prompt", prompt), ("suffix", suffix), ("model", model)):
         if value is not None and not isinstance(value, str):
@@ -218,11 +211,9 @@ def tags_body(model: str, languages: Sequence[str], modified_at: str) -> dict[st
 def parse_show_request(body: bytes) -> Optional[str]:
     """`/api/show`'s model name (`model`, or `name` as older clients send it); OllamaError 400."""
     try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise _bad(f"the request body is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise _bad("the request body must be a JSON object")
+        data = api.json_object(body)
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
     model = data.get("model") or data.get("name")
     if model is not None and not isinstance(model, str):
         raise _bad("'model' must be a string")

@@ -34,6 +34,28 @@ KNOWN_PARAMETERS = frozenset({"model", "prompt", "suffix", "max_tokens", "temper
                               "stream_options", "seed", "n", "best_of", "echo", "logprobs", "infill"}) | IGNORED_PARAMETERS
 
 
+class Refusal(Exception):
+    """A refused request with its HTTP status; each API renders `body()` in its own shape
+    (OpenAI's error object here, Ollama's and llama.cpp's in their modules)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """A request body as a JSON object, or ValueError saying what is wrong with it (in words
+    every API's 400 can carry)."""
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"the request body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError("the request body must be a JSON object")
+    return data
+
+
 class ApiError(Exception):
     """A refused request, answered with an OpenAI-style error object and an HTTP status."""
 
@@ -80,11 +102,9 @@ def _bad(message: str, param: Optional[str], code: str = "invalid_value") -> Api
 def parse_completion_request(body: bytes, *, max_request_tokens: int) -> CompletionRequest:
     """Decode and validate a `/v1/completions` body; raises ApiError (400) naming the bad parameter."""
     try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ApiError(400, f"the request body is not valid JSON: {exc}", code="invalid_json") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, "the request body must be a JSON object", code="invalid_json")
+        data = json_object(body)
+    except ValueError as exc:
+        raise ApiError(400, str(exc), code="invalid_json") from None
     unknown = sorted(str(key) for key in data if key not in KNOWN_PARAMETERS)
     if unknown:
         raise _bad(f"unrecognized request argument supplied: {brief(unknown[0])}", unknown[0], "unknown_parameter")
