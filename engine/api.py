@@ -28,7 +28,7 @@ from engine.sampler import Denoising, run_to_end
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
-from engine.window import ContextWindow, context_window, heal_cursor, prefix_tail, unheal_middle, unheal_pieces
+from engine.window import ContextWindow, HealedConstraint, context_window, heal_cursor, prefix_tail, unheal_middle, unheal_pieces
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
@@ -222,7 +222,9 @@ class InfillJob:
         engine, cfg, start = self.engine, self.cfg, time.perf_counter()
         prefix_ids, suffix_ids = engine.context_ids(self.prefix, self.suffix, self.cross_file, cfg)
         context, self.reused = engine._encode(prefix_ids, suffix_ids, self.cache_key)
-        request = _Request(context, self.prefix, self.suffix, self.constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed)
+        # A healed request's syntax checks judge the text the user gets (HealedConstraint).
+        constraint = HealedConstraint(self.constraint, self.healed) if self.constraint is not None and self.healed else self.constraint
+        request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed)
         self.run = InfillRun(engine, request, cfg, forwards=1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
 
     @property
