@@ -132,7 +132,11 @@ class InfillRun:
         self.engine = engine
         self.request = request
         last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
-        self.schedule = [cfg] if request.constraint is None else [cfg, last_resort][: max(1, cfg.candidates)]
+        # The third candidate (candidates >= 3) decodes without vetoes and only the final
+        # check judges it: a veto of a partial canvas can steer the model into text that
+        # is refused where its own unconstrained middle would have passed (docs/ladder.md).
+        free = cfg.replace(constrained=False)
+        self.schedule = [cfg] if request.constraint is None else [cfg, last_resort, free][: max(1, cfg.candidates)]
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
