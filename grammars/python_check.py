@@ -124,7 +124,33 @@ def adds_python_error(prefix: str, middle: str, suffix: str) -> bool:
         return False
     first = prefix.count("\n")  # 0-based line of the cursor
     last = first + middle.count("\n")  # and of the middle's end
-    touched_end = _touched_lines(text.split("\n"), first, last)
+    lines = text.split("\n")
+    touched_end = _touched_lines(lines, first, last)
+    if _is_indentation_error(error):
+        touched_end = max(touched_end, _dedent_line(lines, first, last))
     if first + 1 <= error.line <= touched_end + 1:
         return True
     return first_error(prefix + suffix) is None
+
+
+INDENTATION_MESSAGES = ("unindent does not match", "unexpected indent", "expected an indented block")
+
+
+def _is_indentation_error(error: PythonError) -> bool:
+    return any(m in error.message for m in INDENTATION_MESSAGES)
+
+
+def _dedent_line(lines: list[str], first: int, last: int) -> int:
+    """The first line of code after the middle (0-based) indented no deeper than the
+    cursor's line: where the block the middle sits in goes on. A middle that opens a
+    block with its own indentation (`def f():` + a body deeper than the cursor's) makes
+    CPython stop where the suffix dedents back, a few lines below the middle; as the
+    cursor's line's own error (`if :`) was there before, that error was not blamed on the
+    middle, and a broken file was shown (docs/ladder.md)."""
+    cursor_line = lines[first]
+    indent = len(cursor_line) - len(cursor_line.lstrip())
+    for i in range(last + 1, len(lines)):
+        line = lines[i]
+        if _is_code(line) and len(line) - len(line.lstrip()) <= indent:
+            return i
+    return len(lines) - 1
