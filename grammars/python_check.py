@@ -12,9 +12,10 @@ window with the middle spliced in against that of the window with the hole left 
 * no error in the splice: fine;
 * an error in the splice where the empty hole parses: the middle added it, refused;
 * an error on the lines the middle touches (from the cursor's line to the first line of code
-  after the middle, where CPython reports a wrong indentation or a missing block): refused,
-  whatever the empty hole did there (an empty hole's own error must be repaired, as in the
-  tree-sitter check);
+  after the middle, where CPython reports a wrong indentation or a missing block; for an
+  indentation error, on to the first line of code after the middle indented no deeper than
+  the cursor's line, where a block the middle opened ends): refused, whatever the empty hole
+  did there (an empty hole's own error must be repaired, as in the tree-sitter check);
 * an error elsewhere where the empty hole has one too (the file has an error of its own, the
   window starts inside a bracket): CPython cannot judge the middle, and tree-sitter's
   verdict stands.
