@@ -28,7 +28,7 @@ from engine.sampler import Denoising, run_to_end
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
-from engine.window import ContextWindow, context_window, heal_cursor, prefix_tail, unheal_middle, unheal_pieces
+from engine.window import ContextWindow, HealedConstraint, context_window, heal_cursor, prefix_tail, unheal_middle, unheal_pieces
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
@@ -132,7 +132,11 @@ class InfillRun:
         self.engine = engine
         self.request = request
         last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
-        self.schedule = [cfg] if request.constraint is None else [cfg, last_resort][: max(1, cfg.candidates)]
+        # The third candidate (candidates >= 3) decodes without vetoes and only the final
+        # check judges it: a veto of a partial canvas can steer the model into text that
+        # is refused where its own unconstrained middle would have passed (docs/ladder.md).
+        free = cfg.replace(constrained=False)
+        self.schedule = [cfg] if request.constraint is None else [cfg, last_resort, free][: max(1, cfg.candidates)]
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
@@ -222,7 +226,9 @@ class InfillJob:
         engine, cfg, start = self.engine, self.cfg, time.perf_counter()
         prefix_ids, suffix_ids = engine.context_ids(self.prefix, self.suffix, self.cross_file, cfg)
         context, self.reused = engine._encode(prefix_ids, suffix_ids, self.cache_key)
-        request = _Request(context, self.prefix, self.suffix, self.constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed)
+        # A healed request's syntax checks judge the text the user gets (HealedConstraint).
+        constraint = HealedConstraint(self.constraint, self.healed) if self.constraint is not None and self.healed else self.constraint
+        request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed)
         self.run = InfillRun(engine, request, cfg, forwards=1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
 
     @property

@@ -94,7 +94,7 @@ class SamplerSettings:
     context_tokens: int = knob(1024, 1, 65536)  # most prefix tokens given to the model (infill's own models: the trained window)
     suffix_tokens: int = knob(256, 0, 65536)  # most suffix tokens given to the model
     seed: int = knob(0, 0, 2**31 - 1, client=True)  # used only when temperature > 0
-    candidates: int = knob(2, 1, 8)  # model candidates tried when the syntax check refuses a middle (1 = no retry)
+    candidates: int = knob(2, 1, 8)  # model candidates tried when the syntax check refuses a middle (1 = no retry; 2 adds the left-to-right last resort, 3 a middle decoded without vetoes that only the final check judges; more are the same as 3)
     allow_end: bool = knob(True)  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
     left_to_right: bool = knob(False, client=True)  # commit only the first masked position each pass (the cautious candidate)
     contiguous: bool = knob(True, client=True)  # commit in text order: the first masked position, then the next while sure (docs/sampler.md)

@@ -128,3 +128,34 @@ def unheal_pieces(pieces: list, removed: str) -> list:
         if out[i]:
             break
     return out
+
+
+class HealedConstraint:
+    """A syntax constraint that judges a healed request's text as the user will get it.
+
+    The model writes after the healed prefix (its trailing spaces and tabs cut), so its
+    middle starts with its own idea of the indentation; the answer is unhealed to the
+    user's cursor (`unheal_middle`: the user's indentation wins). The checks must judge
+    that same text, the user's prefix plus the unhealed middle: judged as written, a
+    middle indented 20 spaces where the user's cursor sits at 24 was refused (a dedent
+    the suffix does not match), and the answer came back empty although the text shown
+    would have been valid (docs/ladder.md, "Empty answers under the constraint")."""
+
+    def __init__(self, inner, healed: str) -> None:
+        self.inner, self.healed = inner, healed
+
+    def __getattr__(self, name: str):  # stats, spec: the inner constraint's
+        return getattr(self.inner, name)
+
+    def allows(self, prefix: str, pieces, suffix: str) -> bool:
+        return self.inner.allows(prefix + self.healed, unheal_pieces(list(pieces), self.healed), suffix)
+
+    def accept_final(self, prefix: str, middle: str, suffix: str) -> bool:
+        return self.inner.accept_final(prefix + self.healed, unheal_middle(middle, self.healed), suffix)
+
+    def accept_complete(self, prefix: str, middle: str, suffix: str) -> bool:
+        return self.inner.accept_complete(prefix + self.healed, unheal_middle(middle, self.healed), suffix)
+
+    def polish(self, prefix: str, middle: str, suffix: str) -> str:
+        """The polished middle, unhealed (unheal_middle of it is itself)."""
+        return self.inner.polish(prefix + self.healed, unheal_middle(middle, self.healed), suffix)

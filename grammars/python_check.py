@@ -12,9 +12,10 @@ window with the middle spliced in against that of the window with the hole left 
 * no error in the splice: fine;
 * an error in the splice where the empty hole parses: the middle added it, refused;
 * an error on the lines the middle touches (from the cursor's line to the first line of code
-  after the middle, where CPython reports a wrong indentation or a missing block): refused,
-  whatever the empty hole did there (an empty hole's own error must be repaired, as in the
-  tree-sitter check);
+  after the middle, where CPython reports a wrong indentation or a missing block; for an
+  indentation error, on to the first line of code after the middle indented no deeper than
+  the cursor's line, where a block the middle opened ends): refused, whatever the empty hole
+  did there (an empty hole's own error must be repaired, as in the tree-sitter check);
 * an error elsewhere where the empty hole has one too (the file has an error of its own, the
   window starts inside a bracket): CPython cannot judge the middle, and tree-sitter's
   verdict stands.
@@ -124,7 +125,33 @@ def adds_python_error(prefix: str, middle: str, suffix: str) -> bool:
         return False
     first = prefix.count("\n")  # 0-based line of the cursor
     last = first + middle.count("\n")  # and of the middle's end
-    touched_end = _touched_lines(text.split("\n"), first, last)
+    lines = text.split("\n")
+    touched_end = _touched_lines(lines, first, last)
+    if _is_indentation_error(error):
+        touched_end = max(touched_end, _dedent_line(lines, first, last))
     if first + 1 <= error.line <= touched_end + 1:
         return True
     return first_error(prefix + suffix) is None
+
+
+INDENTATION_MESSAGES = ("unindent does not match", "unexpected indent", "expected an indented block")
+
+
+def _is_indentation_error(error: PythonError) -> bool:
+    return any(m in error.message for m in INDENTATION_MESSAGES)
+
+
+def _dedent_line(lines: list[str], first: int, last: int) -> int:
+    """The first line of code after the middle (0-based) indented no deeper than the
+    cursor's line: where the block the middle sits in goes on. A middle that opens a
+    block with its own indentation (`def f():` + a body deeper than the cursor's) makes
+    CPython stop where the suffix dedents back, a few lines below the middle; as the
+    cursor's line's own error (`if :`) was there before, that error was not blamed on the
+    middle, and a broken file was shown (docs/ladder.md)."""
+    cursor_line = lines[first]
+    indent = len(cursor_line) - len(cursor_line.lstrip())
+    for i in range(last + 1, len(lines)):
+        line = lines[i]
+        if _is_code(line) and len(line) - len(line.lstrip()) <= indent:
+            return i
+    return len(lines) - 1

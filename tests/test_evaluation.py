@@ -67,3 +67,19 @@ def test_ladder_smoke(tiny_model_dir, tmp_path):
             for row in rows.values():
                 assert row["items"] == 2 and 0 <= row["empty"] <= 2 and 0 <= row["exact_match"] <= 100
                 assert ("pass_at_1" in row) == (set_name == "humaneval")
+
+
+def test_empties_classes_follow_the_engines_final_check():
+    # lab/evaluation/empties.py: an unconstrained middle the final check accepts is a false
+    # veto (when the constrained run was vetoed) or the schedule's loss; one with no
+    # acceptable form is `broken`.
+    import grammars
+    from lab.evaluation.empties import classify
+
+    c = grammars.constraint_for("python")
+    prefix, suffix = "def f(x):\n    ", "\n    return x\n"
+    assert classify(c, prefix, suffix, "x = 1", vetoed=2) == "false_veto"
+    assert classify(c, prefix, suffix, "x = 1", vetoed=0) == "schedule"
+    # polish trims a broken tail first, as accepted_cut does: that middle counts as whole
+    assert classify(c, prefix, suffix, "x = 1\n    if (", vetoed=1) == "false_veto"
+    assert classify(c, prefix, suffix, "if (", vetoed=1) == "broken"

@@ -121,3 +121,17 @@ def test_a_window_too_big_to_parse_quickly_is_trimmed_to_its_top_level_statement
     prefix, _, suffix = _hole(TEXTWRAP, "        if self.break_long_words:\n")
     assert adds_python_error(filler + prefix, "return x", suffix + filler)
     assert not adds_python_error(filler + prefix, "if self.break_long_words:", suffix + filler)
+
+
+def test_a_dedent_error_below_the_middle_is_the_middles_when_the_hole_had_its_own():
+    # The empty hole (`if :`) has its own error on the cursor's line, so CPython's first
+    # error of the splice used to be blamed on the middle only on the lines right after it.
+    # This middle closes the condition, then opens a method whose body the suffix indents
+    # 12: CPython stops where the suffix dedents to 8, two lines below, and the broken
+    # file was shown (tree-sitter accepts it).
+    prefix = "class A:\n    def f(self, x):\n        result = x\n        if "
+    suffix = ":\n            return result\n        return 0\n"
+    middle = "result is None:\n            return result\n\n    def g(self)"
+    assert adds_python_error(prefix, middle, suffix)
+    assert not grammars.constraint_for("python").accept_final(prefix, middle, suffix)
+    assert not adds_python_error(prefix, "result is None", suffix)  # the true middle

@@ -104,3 +104,27 @@ def test_window_cache_evicts_least_recently_used_by_count_and_bytes(monkeypatch)
     for pair in (a, b, c):
         small.get(*pair)
     assert len(small) == 1 and small.get(*c).prefix_text == c[0]
+
+
+def test_a_suffix_cut_mid_statement_far_below_is_not_blamed_on_the_middle():
+    # The benchmark items' suffixes are cut at a fixed length, often mid-statement, inside
+    # the cursor's class: that last line's error is the file's, not the hole's, so the true
+    # middle (and any valid one) passes the final check; before, every middle was refused
+    # (docs/ladder.md, "Empty answers under the constraint").
+    constraint = grammars.constraint_for("python")
+    prefix = "class Sitemap:\n    def items(self):\n        for item in self.pages:\n            "
+    body = "".join(f"            value_{i} = item.get({i})\n" for i in range(12))
+    suffix = "\n" + body + "            url_info['alternates'].append(\n                "
+    for middle in ("priority = item.priority", "return self.lastmod"):
+        assert constraint.accept_final(prefix, middle, suffix), middle
+    assert not constraint.accept_final(prefix, "return (", suffix)
+    assert not constraint.accept_final(prefix, "if x", suffix)
+
+
+def test_an_error_near_the_cursor_stays_the_holes_own():
+    # The rule above is for the text's far end only: a hole whose error the parser reports
+    # on the next lines must still be repaired by the middle (`x = ` + newline is refused).
+    constraint = grammars.constraint_for("python")
+    prefix, suffix = "def f(item):\n    x = ", "\n    return x.get(\n"
+    assert not constraint.accept_final(prefix, "", suffix)
+    assert constraint.accept_final(prefix, "item", suffix) is False  # the suffix's own open call is near: nothing excuses it

@@ -85,3 +85,39 @@ def test_healing_holds_with_the_constraint_and_at_edge_prefixes(shipped):
     for prefix in ("def f(x):\n    return x +  ", "def f(x):\n\tif x:\n\t\t", "def f(x):\r\n    if x:\r\n        "):
         middle = shipped.infill(prefix, "\n", language="python", constrained=False).middle
         assert not middle[:1] in (" ", "\t"), (prefix, middle)
+
+
+class _Writes:
+    """A model that writes `text` (its tokens, then the end of the middle) whatever it reads."""
+
+    def __init__(self, tok, text: str):
+        self.tok, self.ids = tok, tok.encode(text) + [tok.eom_id]
+
+    def encode_context(self, prefix_ids, suffix_ids, reuse=None):
+        return None
+
+    def canvas_logits(self, context, canvas_ids):
+        import torch
+
+        n = canvas_ids.shape[1]
+        logits = torch.full((1, n, self.tok.vocab_size), -30.0)
+        for i in range(n):
+            logits[0, i, self.ids[min(i, len(self.ids) - 1)]] = 10.0
+        return logits
+
+
+def test_the_syntax_checks_judge_the_text_the_user_gets(tiny_model_dir):
+    """The model indents its line 4 spaces where the user's cursor sits at 8: as written
+    after the healed prefix that is a dedent the suffix does not match, but the user gets
+    the line at their cursor (unheal_middle), which is valid. The constraint judged the
+    model's text and the answer came back empty (docs/ladder.md, "Empty answers under
+    the constraint"); it must judge the user's."""
+    from engine.api import Engine
+    from engine.modeldir import load_tokenizer
+
+    tok = load_tokenizer(tiny_model_dir)
+    eng = Engine(_Writes(tok, "    total += b\n"), tok)
+    prefix, suffix = "def f(xs, ys):\n    for a in xs:\n        for b in ys:\n            ", "            print(b)\n    return 0\n"
+    n = len(tok.encode("    total += b\n")) + 1
+    result = eng.infill(prefix, suffix, language="python", max_tokens=n, block_size=n, copy_weight=0.0)
+    assert result.middle == "total += b\n", (result.middle, result.stop_reason)

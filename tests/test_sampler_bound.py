@@ -141,6 +141,9 @@ class _Scripted:
     def __init__(self, tok, rows):
         self.tok, self.rows = tok, rows
 
+    def encode_context(self, prefix_ids, suffix_ids, reuse=None):
+        return None
+
     def canvas_logits(self, context, canvas_ids):
         n = canvas_ids.shape[1]
         logits = torch.full((1, n, self.tok.vocab_size), -30.0)
@@ -183,3 +186,40 @@ def test_a_candidate_closes_its_middle_once_forcing_did_not_help(tok):
     result = run.finish().result
     assert result.middle == tok.decode([20, 21, 22]) and result.stop_reason == "vetoed"
     assert result.forwards == 1 + 4 and result.written == 4  # three commits and the end
+
+
+class _VetoesWhatIsValid:
+    """A constraint whose commit check refuses the piece `vetoed` on any canvas while the
+    final check accepts only middles holding `good` (which starts with it): a false veto,
+    as `allows` makes on a partial canvas."""
+
+    def __init__(self, vetoed, good):
+        self.vetoed, self.good = vetoed, good
+
+    def allows(self, prefix, pieces, suffix):
+        return self.vetoed not in pieces
+
+    def accept_final(self, prefix, middle, suffix):
+        return self.good in middle
+
+    def accept_complete(self, prefix, middle, suffix):
+        return self.accept_final(prefix, middle, suffix)
+
+    def polish(self, prefix, middle, suffix):
+        return middle
+
+
+def test_the_third_candidate_is_the_unconstrained_middle_judged_by_the_final_check(tok):
+    # The model is sure of tokens 50, 51, then the end. The constraint vetoes 50 on every
+    # canvas, so the constrained candidate and the left-to-right one write other text,
+    # which the final check refuses; the unconstrained third candidate writes 50 51, which
+    # the final check accepts. With two candidates the answer is empty.
+    rows = [{50: 8.0, 52: 1.0}, {51: 8.0, 53: 1.0}, {tok.eom_id: 8.0}]
+    constraint = _VetoesWhatIsValid(tok.piece(50), tok.decode([50, 51]))
+    for candidates, expected in ((2, ""), (3, tok.decode([50, 51]))):
+        model = _Scripted(tok, rows)
+        cfg = SamplerSettings(max_tokens=3, block_size=3, candidates=candidates, copy_weight=0.0)
+        result, passes = _drive(InfillJob(Engine(model, tok), "x = ", "\n", cfg, constraint, None), model, tok.mask_id)
+        assert result.middle == expected, (candidates, result.middle, result.stop_reason)
+        assert result.candidates_tried == candidates
+        assert result.forwards <= result.written + 2

@@ -2,7 +2,7 @@
 returned, on the dev or held-out single-line items, each a cold request.
 
     python -m lab.evaluation.passes --items dev --limit 360 [--forced-before-closing 1]
-        [--no-close-on-veto] [--search-positions 4] [--search-tokens 8] [--out rows.json]
+        [--no-close-on-veto] [--search-positions 4] [--search-tokens 8] [--candidates 3] [--out rows.json]
 
 Prints exact match, empty answers, tokens per forward (returned tokens, the context's
 encoding counted, as `infill bench`), forwards, and the worst case of forwards - tokens
@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-close-on-veto", action="store_true", help="force refused tokens on to max_tokens (the rule before issue 25)")
     p.add_argument("--search-positions", type=int, default=None)
     p.add_argument("--search-tokens", type=int, default=None)
+    p.add_argument("--candidates", type=int, default=None, help="model candidates per request (engine default 2; 3 adds the unconstrained one)")
     p.add_argument("--out", type=Path, default=None, help="write the per-item rows (JSON) here")
     args = p.parse_args(argv)
     if args.forced_before_closing is not None:
@@ -44,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_close_on_veto:
         engine.api.CLOSE_ON_VETO = False
     eng = engine.load(args.model)
+    if args.candidates is not None:
+        eng.settings = eng.settings.replace(candidates=args.candidates)
     items = load_items(args.limit, DEV_FILE if args.items == "dev" else BENCH_FILE)
     eng.infill(items[0]["prefix"], items[0]["suffix"], language=items[0].get("language"))  # warm-up
     rows = []
