@@ -54,6 +54,14 @@ CLOSE_ON_VETO = True
 
 MAX_WORD_CUTS = 16  # mid-line cuts tried (longest first) when no whole-line form is accepted
 
+# A later candidate of a request reads many canvases an earlier one already passed through
+# (the last resort writes left to right; so, at one token per pass, did the first until
+# their texts part): on 200 dev items, 369 of its 377 canvases. The logits of an earlier
+# candidate's passes are kept, up to this many bytes per request, and a canvas seen again
+# is replayed from them without a forward pass: the same logits, so the same middles
+# (docs/sampler.md, "Replayed passes").
+REPLAY_BYTES = 8 << 20
+
 
 def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
     """The longest acceptable form of a middle: the polished middle itself, else the
@@ -140,6 +148,10 @@ class InfillRun:
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
+        self.seen: dict[tuple[int, ...], torch.Tensor] = {}  # canvas -> its logits, kept for later candidates (REPLAY_BYTES)
+        self.seen_bytes = 0
+        self.replayed = 0  # passes replayed from `seen` instead of a forward
+        self._asked: Optional[tuple[int, ...]] = None  # the canvas handed out for the next forward
         self.run = self._begin(forwards)
 
     def _begin(self, forwards: int, passes_before: int = 0, written: int = 0) -> Denoising:
@@ -155,17 +167,27 @@ class InfillRun:
         return run
 
     def canvas_ids(self) -> Optional[list[int]]:
-        """The canvas of the next forward pass, or None once the request is answered."""
+        """The canvas of the next forward pass, or None once the request is answered. A
+        canvas an earlier candidate already passed through is not handed out: its pass is
+        replayed here from the kept logits (not streamed: the next computed step shows it)."""
         while self.final is None:
             ids = self.run.canvas_ids(self.request.cancel)
-            if ids is not None:
+            if ids is None:
+                self._judge(self.run.finish())
+                continue
+            key = tuple(ids)
+            kept = self.seen.get(key) if self.attempt > 1 else None
+            if kept is None:
+                self._asked = key
                 return ids
-            self._judge(self.run.finish())
+            self.replayed += 1
+            self.run.advance(kept.clone(), replayed=True)  # the sampler may write into its logits
         return None
 
     def advance(self, logits: torch.Tensor) -> DenoiseStep:
         """One pass of the current candidate, given the model's (N, V) logits; with a
         healed cursor the streamed canvas is shown from the user's cursor."""
+        self._keep(logits)
         step = self.run.advance(logits)
         healed = self.request.healed
         if healed:
@@ -174,6 +196,17 @@ class InfillRun:
             step = replace(step, canvas=canvas, changes=changes)
         return step
 
+    def _keep(self, logits: torch.Tensor) -> None:
+        """Keep this pass's logits for the request's later candidates, while they fit in
+        REPLAY_BYTES (the earliest passes are the ones a later candidate replays)."""
+        key, self._asked = self._asked, None
+        if key is None or self.attempt >= len(self.schedule) or key in self.seen:
+            return  # the last candidate: nobody after it replays
+        size = logits.element_size() * logits.nelement()
+        if self.seen_bytes + size <= REPLAY_BYTES:
+            self.seen[key] = logits.detach().clone()
+            self.seen_bytes += size
+
     def _judge(self, final: DenoiseStep) -> None:
         """A candidate ended: keep its (cut) middle, or start the next candidate, or answer
         nothing ("rejected"). Every middle, constrained or not, then gets its seams tidied
@@ -181,6 +214,7 @@ class InfillRun:
         result, request = final.result, self.request
         assert result is not None
         result.candidates_tried = self.attempt
+        result.replayed = self.replayed
         sampled = result.middle
         if result.stop_reason != "cancelled" and request.constraint is not None:
             accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
@@ -198,6 +232,8 @@ class InfillRun:
             result.middle = accepted or ""
         # Healed cursor: the model wrote the whitespace the user had typed; the answer is
         # relative to the user's cursor (engine/window.py: unheal_middle).
+        self.seen.clear()  # answered: the kept logits are not needed any more
+        self.seen_bytes = 0
         result.middle = tidy_middle(request.prefix + request.healed, unheal_middle(result.middle, request.healed), request.suffix)
         if result.middle != sampled:  # the final check or the seams cut it: count what is returned
             result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0

@@ -443,11 +443,13 @@ class Denoising:
             self.stop = stop_before_pass(self, cancel)
         return None if self.stop is not None else list(self.canvas.ids)
 
-    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+    def advance(self, logits: torch.Tensor, *, replayed: bool = False) -> DenoiseStep:
         """One pass, given the model's (N, V) logits for `canvas_ids()`: predict ->
-        propose -> constrain -> commit -> edit -> grow. Returns the pass's step."""
+        propose -> constrain -> commit -> edit -> grow. Returns the pass's step.
+        `replayed`: the logits were computed for this very canvas by an earlier candidate
+        of the request (engine/api.py, InfillRun): a pass, but no forward."""
         masked_before = bool(self.canvas.masked_positions())
-        changes, closed = denoise_pass(predict(logits, self), self)
+        changes, closed = denoise_pass(predict(logits, self, forward=not replayed), self)
         # Every change is one token written: a commit, an end of middle (one, however many
         # positions it closes), an edit (a rewrite costs a write like a commit does). The
         # bound `forwards <= written + 2` rests on this count (docs/sampler.md).
@@ -488,12 +490,14 @@ def stop_before_pass(run: Denoising, cancel: Optional[threading.Event]) -> Optio
     return None
 
 
-def predict(logits: torch.Tensor, run: Denoising) -> torch.Tensor:
+def predict(logits: torch.Tensor, run: Denoising, forward: bool = True) -> torch.Tensor:
     """The pass's (N, V) probabilities from the model's logits for the canvas: the
     end-of-middle token barred when `allow_end` is off, sampled with temperature, and
-    the copy guess mixed in (rule 6). Counts the pass."""
-    run.forwards += 1
-    run.step += 1
+    the copy guess mixed in (rule 6). Counts the pass and its forward, unless the logits
+    were replayed (`forward` False): a replayed pass is not streamed, so the streamed
+    passes stay numbered 1, 2, 3, ... (engine/api.py, InfillRun.canvas_ids)."""
+    run.forwards += forward
+    run.step += forward
     if not run.settings.allow_end:
         logits[:, run.canvas.tok.eom_id] = float("-inf")
     probs = _probabilities(logits, run.settings, run.generator).cpu()

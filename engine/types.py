@@ -192,6 +192,7 @@ class InfillResult:
     language: Optional[str] = None  # the request's language (engine/language.py); it picks the syntax constraint
     language_source: str = "none"  # where it came from: "request" | "filename" | "detected" | "none"
     written: int = 0  # tokens the sampler wrote, all candidates: commits, ends, edits (forwards <= written + 2)
+    replayed: int = 0  # passes of a later candidate replayed from an earlier one's logits, no forward spent (engine/api.py, REPLAY_BYTES)
 
     @property
     def tokens_per_forward(self) -> float:

@@ -374,6 +374,46 @@ def test_a_second_candidate_numbers_its_passes_on(tiny_engine, monkeypatch):
     assert steps[-1].step == numbers[-1]
 
 
+class _RefuseEveryEnding(_RefuseEveryMiddle):
+    """Also refuses every early ending: the last-resort candidate writes to the end."""
+
+    def accept_complete(self, prefix, middle, suffix):
+        return False
+
+
+def test_a_later_candidate_replays_the_passes_an_earlier_one_computed(tiny_engine, monkeypatch):
+    # The last resort (left to right) passes through the canvases the first candidate
+    # already had the model read: those passes are replayed from the kept logits, each
+    # saving one forward and changing nothing else.
+    import engine.api
+
+    monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryEnding())
+    calls = []
+    original = tiny_engine.model.canvas_logits
+    monkeypatch.setattr(tiny_engine.model, "canvas_logits", lambda *a, **k: calls.append(1) or original(*a, **k))
+
+    def request():
+        calls.clear()
+        tiny_engine.forget_context()  # both encode their context: the same forward count before the canvas
+        steps = list(tiny_engine.stream("def f(a, b):\n    return ", "\n", language="python", max_tokens=12, confidence_threshold=1.0))
+        return steps, len(calls)
+
+    monkeypatch.setattr(engine.api, "REPLAY_BYTES", 0)
+    steps_computed, calls_computed = request()
+    monkeypatch.setattr(engine.api, "REPLAY_BYTES", 8 << 20)
+    steps_replayed, calls_replayed = request()
+    computed, replayed = steps_computed[-1].result, steps_replayed[-1].result
+    assert computed.candidates_tried == replayed.candidates_tried == 2
+    assert computed.replayed == 0 and replayed.replayed >= 2
+    assert replayed.forwards + replayed.replayed == computed.forwards
+    assert calls_computed - calls_replayed == replayed.replayed  # no model call for a replayed pass
+    assert (replayed.middle, replayed.written, replayed.stop_reason) == (computed.middle, computed.written, computed.stop_reason)
+    assert replayed.forwards <= replayed.written + 2
+    # The streamed passes stay numbered 1, 2, 3, ...: a replayed pass is not streamed.
+    numbers = [s.step for s in steps_replayed[:-1]]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) == calls_replayed
+
+
 def test_a_pass_that_can_write_nothing_ends_the_run(tok):
     """Seen on the dev set (an empty suffix after a docstring): the text at the first
     masked position was vetoed with all its fallbacks and the only proposal left was a
