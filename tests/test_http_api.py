@@ -14,8 +14,8 @@ import pytest
 
 from infill_lsp.live import openai_api as api
 from infill_lsp.live.limits import Limits
-from infill_lsp.live.server import LiveConfig, LiveServer
-from lab.fixtures.live_server import ServerThread
+from infill_lsp.live.server import LiveServer
+from lab.fixtures.live_server import http_test_server
 
 TOKEN = "http-api-test-token"
 TIMEOUT = 60.0
@@ -27,8 +27,7 @@ LONG = {"max_tokens": 256, "infill": {"block_size": 8, "constrained": False}}
 
 @pytest.fixture(scope="module")
 def live(tiny_engine: Any) -> Iterator[LiveServer]:
-    config = LiveConfig(port=0, token=TOKEN, allowed_origins=("https://editor.example",), limits=LIMITS)
-    with ServerThread(tiny_engine, config) as server:
+    with http_test_server(tiny_engine, TOKEN, LIMITS) as server:
         yield server
 
 

@@ -12,9 +12,8 @@ import httpx
 import openai
 import pytest
 
-from infill_lsp.live.limits import Limits
-from infill_lsp.live.server import LiveConfig, LiveServer
-from lab.fixtures.live_server import ServerThread
+from infill_lsp.live.server import LiveServer
+from lab.fixtures.live_server import http_test_server
 
 TOKEN = "openai-sdk-test-token"
 TIMEOUT = 60.0
@@ -24,8 +23,7 @@ SUFFIX = "\n\nprint(add(1, 2))\n"
 
 @pytest.fixture(scope="module")
 def live(tiny_engine: Any) -> Iterator[LiveServer]:
-    config = LiveConfig(port=0, token=TOKEN, limits=Limits(max_message_bytes=32 * 1024))
-    with ServerThread(tiny_engine, config) as server:
+    with http_test_server(tiny_engine, TOKEN, origins=()) as server:
         yield server
 
 
