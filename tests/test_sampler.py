@@ -271,6 +271,45 @@ def test_copy_weight_turns_an_unsure_position_into_the_copied_token(tok):
     assert tok.encode(copied.middle)[0] == 50
 
 
+class _RefuseToken:
+    """Allows every canvas that does not hold `piece`."""
+
+    def __init__(self, piece):
+        self.piece = piece
+
+    def allows(self, prefix, pieces, suffix):
+        return self.piece not in pieces
+
+
+def test_copy_guesses_the_model_ranks_high_extend_a_pass(tok):
+    # Rule 7. The model is unsure everywhere (0.3 on its best guess); the prefix holds the
+    # text [20, 21, 22, 23, 24] after the token it ends with (6). Without copies: one token
+    # per pass. With them: the first pass writes the whole run.
+    target = [20, 21, 22, 23, 24]
+    assert not any("\n" in tok.piece(t) for t in target)
+    source = [6, 20, 21, 22, 23, 24, 9, 6]
+    context = ScriptedModel(tok, target, []).encode_context([], [])
+
+    def run(confidence, **settings):
+        model = ScriptedModel(tok, target, confidence)
+        steps = list(denoise(model, tok, context, SamplerSettings(copy_weight=0.3, confidence_threshold=0.9, max_edit_passes=0, **settings), copy_source=source))
+        return steps, steps[-1].result
+
+    steps, result = run([0.3] * 5, copy_run_top=0)
+    assert result.middle == tok.decode(target) and result.forwards == 5  # the last pass also writes the sure end
+    steps, result = run([0.3] * 5, copy_run_top=2)
+    assert result.middle == tok.decode(target) and result.forwards == 2
+    assert [c.position for c in steps[0].changes] == [0, 1, 2, 3, 4]
+    # A guess the model ranks below its top 2 (0.05 < each decoy's 0.095) stops the run.
+    steps, result = run([0.3, 0.3, 0.05, 0.3, 0.3], copy_run_top=2)
+    assert [c.position for c in steps[0].changes] == [0, 1]
+    # A guess the constraint refuses is dropped with the ones after it, not replaced.
+    model = ScriptedModel(tok, target, [0.3] * 5)
+    constraint = _RefuseToken(tok.piece(23))
+    steps = list(denoise(model, tok, context, SamplerSettings(copy_weight=0.3, copy_run_top=2, max_edit_passes=0), constraint=constraint, copy_source=source))
+    assert [(c.position, c.text) for c in steps[0].changes] == [(0, tok.piece(20)), (1, tok.piece(21)), (2, tok.piece(22))]
+
+
 def test_a_grammar_that_fails_to_build_is_an_error_not_an_unconstrained_infill(tiny_engine, monkeypatch):
     """Issue 17: `_constraint_for` used to swallow every exception, so a grammar bug
     silently turned the constraint off. Only no language means none; a language without a
