@@ -310,6 +310,27 @@ def test_copy_guesses_the_model_ranks_high_extend_a_pass(tok):
     assert [(c.position, c.text) for c in steps[0].changes] == [(0, tok.piece(20)), (1, tok.piece(21)), (2, tok.piece(22))]
 
 
+def test_an_end_the_model_ranks_first_after_a_newline_closes_the_same_pass(tok):
+    # Rule 7's end: the pass that writes a line's newline also writes the end when the end
+    # is the model's best guess after it, however unsure (0.5 here, under the 0.9 a run's
+    # end otherwise needs); not after other text, and not with end_after_newline off.
+    newline = next(i for i in range(tok.vocab_size) if i not in tok.special_ids and tok.piece(i).endswith("\n"))
+    context = ScriptedModel(tok, [], []).encode_context([], [])
+
+    def run(target, **settings):
+        model = ScriptedModel(tok, target, [0.95] * len(target) + [0.5])  # sure text, an unsure end after it
+        steps = list(denoise(model, tok, context, SamplerSettings(confidence_threshold=0.9, max_edit_passes=0, copy_weight=0.0, **settings)))
+        return steps, steps[-1].result
+
+    steps, result = run([20, 21, newline])
+    assert result.middle == tok.decode([20, 21, newline]) and result.forwards == 1
+    assert [c.kind for c in steps[0].changes] == ["commit", "commit", "commit", "end"]
+    _, result = run([20, 21, newline], end_after_newline=False)
+    assert result.middle == tok.decode([20, 21, newline]) and result.forwards == 2
+    _, result = run([20, 21, 22])  # no newline: the unsure end waits for its own pass
+    assert result.forwards == 2
+
+
 def test_a_grammar_that_fails_to_build_is_an_error_not_an_unconstrained_infill(tiny_engine, monkeypatch):
     """Issue 17: `_constraint_for` used to swallow every exception, so a grammar bug
     silently turned the constraint off. Only no language means none; a language without a
