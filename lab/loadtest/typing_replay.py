@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE, help="the file to type (default: %(default)s)")
     parser.add_argument("--start", type=float, default=0.5, help="where the typed stretch starts, as a fraction of the file")
     parser.add_argument("--chars", type=int, default=300, help="characters to type")
+    parser.add_argument("--align", choices=["lines", "none"], default="lines",
+                        help="lines: type whole lines (default); none: exactly --chars characters from --start")
     parser.add_argument("--interval-ms", type=float, default=120.0, help="time between keystrokes")
     parser.add_argument("--debounce-ms", type=float, default=None, help="server debounce (default: the server's)")
     parser.add_argument("--max-tokens", type=int, default=None, help="sampler max_tokens")
@@ -55,8 +57,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     text = args.file.read_text(encoding="utf-8")
-    start = max(0, min(len(text), int(len(text) * args.start)))
-    typed = text[start:start + args.chars]
+    start, end = typed_stretch(text, args.start, args.chars, args.align)
+    typed = text[start:end]
     if not typed:
         print("bench_typing: nothing to type (file too short for --start/--chars)", file=sys.stderr)
         return 2
@@ -68,12 +70,33 @@ def main(argv: list[str] | None = None) -> int:
             model_dir = make_tiny_model_dir(Path(scratch) / "tiny")
         summary = run_session(text[:start] + text[start + len(typed):], start, typed, model_dir, args)
     summary["file"] = str(args.file)
+    summary["typed_chars"] = len(typed)
+    summary["align"] = args.align
     summary["settings"] = {"debounce_ms": args.debounce_ms, "max_tokens": args.max_tokens, "constrained": not args.unconstrained}
     summary["model"] = summary.get("model") or ("tiny random model" if args.tiny else str(args.model or "embedded"))
     print(_report(summary))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
     return 0
+
+
+def typed_stretch(text: str, start_fraction: float, chars: int, align: str) -> tuple[int, int]:
+    """[start, end) of the text to type. `lines`: from the start of the line at or after
+    the fraction to the end of the line where `chars` runs out (whole lines, as a user
+    writes new code: the rest of the file after the cursor stays intact). `none`: exactly
+    `chars` characters from the fraction, which can leave the file's rest starting in the
+    middle of an identifier (`gestion] | None:`) that no short completion can repair."""
+    start = max(0, min(len(text), int(len(text) * start_fraction)))
+    if align == "none":
+        return start, min(len(text), start + chars)
+    if start > 0 and text[start - 1] != "\n":
+        newline = text.find("\n", start)
+        start = len(text) if newline < 0 else newline + 1
+    end = min(len(text), start + chars)
+    if end > start and text[end - 1] != "\n":
+        newline = text.find("\n", end)
+        end = len(text) if newline < 0 else newline + 1
+    return start, end
 
 
 def run_session(initial: str, cursor: int, typed: str, model_dir: Path | None, args: argparse.Namespace) -> dict:

@@ -1,0 +1,23 @@
+"""The typing replay's stretch: whole lines by default, so the file after the cursor stays
+intact (a stretch cut mid-identifier leaves a rest no completion can repair)."""
+from lab.loadtest.typing_replay import typed_stretch
+
+TEXT = "import os\n\ndef f(x):\n    return os.path.join(x, 'a')\n\nprint(f('b'))\n"
+
+
+def test_whole_lines_from_the_line_at_the_fraction_to_where_the_characters_run_out():
+    start, end = typed_stretch(TEXT, 0.2, 15, "lines")  # 0.2 falls inside `def f(x):`: the stretch starts at the next line
+    assert TEXT[start - 1] == "\n" and TEXT[end - 1] == "\n"
+    assert TEXT[start:end] == "    return os.path.join(x, 'a')\n"
+    assert TEXT[end:] == "\nprint(f('b'))\n"
+
+
+def test_none_types_exactly_the_characters_asked():
+    start, end = typed_stretch(TEXT, 0.2, 10, "none")
+    assert (start, end) == (int(len(TEXT) * 0.2), int(len(TEXT) * 0.2) + 10)
+
+
+def test_a_stretch_at_the_end_of_the_file_is_empty_or_short_not_an_error():
+    assert typed_stretch(TEXT, 1.0, 10, "lines") == (len(TEXT), len(TEXT))
+    start, end = typed_stretch(TEXT, 0.9, 100, "lines")
+    assert end == len(TEXT) and start <= end
