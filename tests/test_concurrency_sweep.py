@@ -4,7 +4,7 @@ import json
 import pytest
 
 from lab.concurrency.items import load_items
-from lab.concurrency.sweep import crossover, main, parse_levels, parse_settings, run_sweep
+from lab.concurrency.sweep import WAVES, crossover, main, parse_levels, parse_settings, run_sweep
 
 LEVEL_KEYS = {"concurrency", "mode", "tokens_per_s", "tokens_per_s_per_user", "p50_ms", "p99_ms", "tpf", "exact_match"}
 
@@ -28,7 +28,7 @@ def test_sweep_reports_every_mode_at_every_level(tiny_model_dir):
     assert [(l["concurrency"], l["mode"]) for l in levels] == [(c, m) for c in (1, 3) for m in ("batched", "sequential", "autoregressive")]
     for level in levels:
         assert LEVEL_KEYS <= set(level)
-        assert level["requests"] == 2 * max(3, 2 * level["concurrency"])  # two runs (ABBA) pooled
+        assert level["requests"] == 2 * max(3, WAVES * level["concurrency"])  # two runs (ABBA) pooled
         assert level["p50_ms"] <= level["p99_ms"]
         if level["mode"] == "autoregressive":
             assert 0 < level["tpf"] <= 1.0  # one token per pass at most, the prefill counted as one

@@ -4,7 +4,7 @@
     python -m lab.concurrency.sweep --concurrency 1,2,4,8,16,32,64 ...   (the same)
 
 For each level C, C clients in a closed loop: each sends a request, waits for its result
-and sends the next, until `max(--requests, 2C)` requests have finished; every mode runs
+and sends the next, until `max(--requests, 4C)` requests have finished; every mode runs
 twice per level, in order and in reverse order (--repeats), and its runs are pooled. Requests are the
 held-out middles (lab/concurrency/items.py: single-line, every third multi-line), the
 same ones in the same order for every mode. The modes (lab/concurrency/servers.py):
@@ -40,7 +40,12 @@ from lab.concurrency.items import Item, load_items
 from lab.concurrency.servers import MODES, Finished, make_server
 
 DEFAULT_LEVELS = "1,2,4,8,16,32,64"
-MIN_REQUESTS = 24  # per level; a level C runs max(MIN_REQUESTS, 2C) requests
+MIN_REQUESTS = 24  # per level; a level C runs max(MIN_REQUESTS, 4C) requests (WAVES)
+# Requests per client at least. The total counts until the last request finishes, and the
+# last wave drains with fewer than C in flight: with 2 waves that tail made batching look
+# like it lost throughput from 16 to 64 users on the CPU (79.7 -> 54.6 tokens/s; 63.0 ->
+# 64.1 with 256 requests a level, docs/batching.md).
+WAVES = 4
 
 
 @dataclass
@@ -177,7 +182,7 @@ def run_sweep(eng, levels: list[int], modes: list[str], min_requests: int, progr
     out: list[dict[str, Any]] = []
     same = compared = 0
     for c in levels:
-        requests = max(min_requests, 2 * c)
+        requests = max(min_requests, WAVES * c)
         records: dict[str, list[Record]] = {mode: [] for mode in modes}
         walls: dict[str, float] = {mode: 0.0 for mode in modes}
         level_same = level_compared = 0
@@ -227,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m lab bench --concurrency", description=__doc__.split("\n")[0])
     p.add_argument("--concurrency", default=DEFAULT_LEVELS, help=f"comma-separated levels (default {DEFAULT_LEVELS})")
     p.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
-    p.add_argument("--requests", type=int, default=MIN_REQUESTS, help="requests per level at least (a level C runs max(this, 2C))")
+    p.add_argument("--requests", type=int, default=MIN_REQUESTS, help="requests per level at least (a level C runs max(this, 4C))")
     p.add_argument("--repeats", type=int, default=2, help="runs of every mode per level, in alternating order (default 2: ABBA)")
     p.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
     p.add_argument("--shapes", type=Path, default=None, help="ModelConfig JSON: random weights of these shapes (speed only)")
