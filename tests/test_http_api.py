@@ -15,7 +15,7 @@ import pytest
 from infill_lsp.live import openai_api as api
 from infill_lsp.live.limits import Limits
 from infill_lsp.live.server import LiveServer
-from lab.fixtures.live_server import http_test_server
+from lab.fixtures.live_server import bearer_client, http_test_server
 
 TOKEN = "http-api-test-token"
 TIMEOUT = 60.0
@@ -33,7 +33,7 @@ def live(tiny_engine: Any) -> Iterator[LiveServer]:
 
 @pytest.fixture()
 def client(live: LiveServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=live.base_url, timeout=TIMEOUT, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+    with bearer_client(live, TOKEN, TIMEOUT) as c:
         yield c
 
 

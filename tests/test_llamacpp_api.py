@@ -16,7 +16,7 @@ import pytest
 from infill_lsp.live import llamacpp_api as llama
 from infill_lsp.live.limits import Limits
 from infill_lsp.live.server import LiveServer
-from lab.fixtures.live_server import http_test_server
+from lab.fixtures.live_server import bearer_client, http_test_server
 
 TOKEN = "llamacpp-api-test-token"
 TIMEOUT = 60.0
@@ -34,7 +34,7 @@ def live(tiny_engine: Any) -> Iterator[LiveServer]:
 
 @pytest.fixture()
 def client(live: LiveServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=live.base_url, timeout=TIMEOUT, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+    with bearer_client(live, TOKEN, TIMEOUT) as c:
         yield c
 
 

@@ -31,7 +31,6 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from engine.types import SamplerSettings, SettingsError, check_knob
 
 from . import openai_api as api
 
@@ -107,18 +106,13 @@ def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillReque
     extra = _extra(data.get("input_extra"))
     cross_file = extra + cross_file
 
-    warm_only = False
-    n_predict = data.get("n_predict")
-    if n_predict is not None:
-        if isinstance(n_predict, bool) or not isinstance(n_predict, int):
-            raise _bad("'n_predict' must be an integer (-1: the engine's default)")
-        warm_only = n_predict == 0
-        if n_predict > 0:
-            try:
-                settings["max_tokens"] = check_knob(SamplerSettings, "max_tokens", n_predict,
-                                                    upper={"max_tokens": max_request_tokens})
-            except SettingsError as error:
-                raise _bad(f"'n_predict': {error}") from None
+    try:
+        n_predict = api.token_budget(data.get("n_predict"), "n_predict", max_request_tokens)
+    except ValueError as error:
+        raise _bad(str(error)) from None
+    warm_only = n_predict == 0  # llama.vim's cache warm-up: encode the context, write nothing
+    if n_predict:
+        settings["max_tokens"] = n_predict
     temperature = data.get("temperature")
     if temperature is not None:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature > api.MAX_TEMPERATURE:

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Optional, Sequence
 
-from engine.types import SamplerSettings, SettingsError, check_knob
 
 from . import openai_api as api
 
@@ -122,16 +121,12 @@ def parse_generate_request(body: bytes, *, max_request_tokens: int) -> GenerateR
 def _options(options: dict[str, Any], max_request_tokens: int) -> dict[str, Any]:
     """The `options` that mean something here, as engine settings; the others are ignored."""
     settings: dict[str, Any] = {}
-    num_predict = options.get("num_predict")
+    try:
+        num_predict = api.token_budget(options.get("num_predict"), "options.num_predict", max_request_tokens)
+    except ValueError as error:
+        raise _bad(str(error)) from None
     if num_predict is not None:
-        if isinstance(num_predict, bool) or not isinstance(num_predict, int):
-            raise _bad("'options.num_predict' must be an integer (-1: the engine's default)")
-        if num_predict >= 0:
-            try:
-                settings["max_tokens"] = check_knob(SamplerSettings, "max_tokens", num_predict,
-                                                    upper={"max_tokens": max_request_tokens})
-            except SettingsError as error:
-                raise _bad(f"'options.num_predict': {error}") from None
+        settings["max_tokens"] = num_predict
     temperature = options.get("temperature")
     if temperature is not None:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= api.MAX_TEMPERATURE:

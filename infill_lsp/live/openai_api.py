@@ -169,6 +169,23 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
                              cross_file=cross_file, filename=filename, detect_language=detect_language)
 
 
+def token_budget(value: Any, name: str, max_request_tokens: int) -> Optional[int]:
+    """A dialect's count of tokens to write (Ollama's `options.num_predict`, llama.cpp's
+    `n_predict`): None when absent or negative (the engine's default), else the count,
+    checked against the settings schema and this server's cap. A ValueError says what is
+    wrong, in the field's own name."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"'{name}' must be an integer (-1: the engine's default)")
+    if value < 0:
+        return None
+    try:
+        return check_knob(SamplerSettings, "max_tokens", value, upper={"max_tokens": max_request_tokens})
+    except SettingsError as error:
+        raise ValueError(f"'{name}': {error}") from None
+
+
 def _parse_stop(value: Any, limit: int = MAX_STOP_SEQUENCES) -> tuple[str, ...]:
     """`stop`: a string or a list of up to `limit` (OpenAI's 4 here; the Ollama and llama.cpp
     routes allow as many as their clients send, DIALECT_STOP_SEQUENCES)."""
