@@ -57,6 +57,12 @@ pass stays with the caller, which may run one forward for several requests. The 
    is the model's best guess at the next position closes the middle in the same pass: a
    line's end is where a completion most often stops, and waiting a pass for the end to
    be 0.9 sure cost a forward per middle (8% of the dev set's, the same exact match).
+8. The suffix's closer (`end_at_closer`): when the suffix goes on with a closing bracket
+   or quote and the model's best token at the first masked position starts with that same
+   character, the model is about to write what the file already has (`read_lines(path` +
+   `)` before the suffix's `)`); if the text so far passes the final check, the middle
+   ends there instead. Mid-line, inside a call's brackets, this cut the passes by a
+   quarter with the same exact match (docs/sampler.md).
 """
 from __future__ import annotations
 
@@ -440,6 +446,33 @@ def end_after_newline(probs: torch.Tensor, run: "Denoising", changes: list[Canva
     return [CanvasChange(position, "", float(probs[position, tok.eom_id]), "end")]
 
 
+CLOSERS = frozenset(")]}\"'`")
+
+
+def end_at_closer(probs: torch.Tensor, run: "Denoising") -> Optional[Proposal]:
+    """Rule 8: an end of middle at the first masked position when the model's best text
+    token there starts with the suffix's first non-blank character, that character closes
+    a bracket or a string, and the middle so far (text only, nothing masked before it) is
+    complete and valid (the final check). None otherwise. Asked before a pass's proposals
+    only: asked again after its commits, for the position after them, it ended middles
+    early (dev mid-line exact match 10.6% -> 9.6%)."""
+    canvas, tok, constraint = run.canvas, run.canvas.tok, run.constraint
+    nxt = run.suffix.lstrip(" \t")[:1]
+    if constraint is None or nxt not in CLOSERS or canvas.end() is not None:
+        return None
+    masked = canvas.masked_positions()
+    if not masked or masked[0] == 0:
+        return None  # nothing written yet: an empty middle is not an answer
+    first = masked[0]
+    lead = _best_text(probs, first, tok.mask_id)
+    if lead.token in tok.special_ids or not tok.piece(lead.token).lstrip(" \t").startswith(nxt):
+        return None
+    middle = tok.decode(canvas.ids[:first])
+    if not middle.strip() or not constraint.accept_final(run.prefix, middle, run.suffix):
+        return None
+    return Proposal(first, tok.eom_id, float(probs[first, tok.eom_id]))
+
+
 def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: Optional[torch.Generator]) -> torch.Tensor:
     """(N, V) probabilities; with temperature > 0 the confidence ranking is taken from a
     Gumbel-perturbed distribution so commits are sampled, not greedy."""
@@ -648,6 +681,10 @@ def denoise_pass(probs: torch.Tensor, run: Denoising) -> tuple[list[CanvasChange
         if ending is not None:
             return _close_with(canvas, ending, run.max_tokens), True
     best = _best_per_position(probs)  # shared by propose and edit (the same probabilities)
+    if masked and settings.end_at_closer and settings.contiguous and not settings.left_to_right:
+        ending = end_at_closer(probs, run)
+        if ending is not None:
+            return commit(canvas, [ending]), False
     proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous, settings.end_in_run, best) if masked else []
     changes = commit(canvas, constrain(proposals, probs, run))
     if settings.contiguous and not settings.left_to_right:

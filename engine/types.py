@@ -102,6 +102,7 @@ class SamplerSettings:
     copy_weight: float = knob(0.3, 0.0, 1.0, client=True)  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
     copy_run_top: int = knob(2, 0, 64, client=True)  # extend a contiguous run with the copy guess while it is among the model's N most likely tokens at the position (0 = off; sampler rule 7)
     end_after_newline: bool = knob(True, client=True)  # a pass whose text ends with a newline also writes the end of middle when it is the model's best guess there (sampler rule 7)
+    end_at_closer: bool = knob(True, client=True)  # end the middle where the model would write the closer the suffix already starts with, if the text so far is valid (sampler rule 8)
     copy_context_tokens: int = knob(2048, 0, 65536)  # prefix tokens the copy guess looks in (may exceed context_tokens)
     end_when_valid: bool = knob(False)  # with left_to_right and a constraint: stop at the first complete, valid middle
     cross_file_share: float = knob(0.25, 0.0, 1.0)  # at most this share of the prefix window goes to context from other files (engine/window.py)

@@ -331,6 +331,39 @@ def test_an_end_the_model_ranks_first_after_a_newline_closes_the_same_pass(tok):
     assert result.forwards == 2
 
 
+class _AcceptsOnly:
+    """Allows every commit; the final check accepts exactly one middle."""
+
+    def __init__(self, middle):
+        self.middle = middle
+
+    def allows(self, prefix, pieces, suffix):
+        return True
+
+    def accept_final(self, prefix, middle, suffix):
+        return middle == self.middle
+
+
+def test_the_middle_ends_where_the_model_would_write_the_suffixs_closer(tok):
+    # Rule 8: `read_lines(` + cursor + `)`: after `path` the model wants `)`, which the
+    # suffix already starts with; the text so far passes the final check, so it ends.
+    closer = next(i for i in range(tok.vocab_size) if i not in tok.special_ids and tok.piece(i).startswith(")"))
+    target = [20, closer, 21]
+    context = ScriptedModel(tok, [], []).encode_context([], [])
+
+    def run(suffix, accepted, **settings):
+        model = ScriptedModel(tok, target, [0.95, 0.5, 0.5, 0.99])
+        steps = list(denoise(model, tok, context, SamplerSettings(max_edit_passes=0, copy_weight=0.0, **settings),
+                             constraint=_AcceptsOnly(accepted), prefix_text="x = read_lines(", suffix_text=suffix))
+        return steps[-1].result
+
+    result = run(")\n", tok.decode([20]))
+    assert result.middle == tok.decode([20]) and result.forwards == 2  # `path`, then the end instead of `)`
+    assert run(")\n", tok.decode([20]), end_at_closer=False).middle == tok.decode(target)
+    assert run("\n", tok.decode([20])).middle == tok.decode(target)  # no closer in the suffix: no end
+    assert run(")\n", "something else").middle == tok.decode(target)  # the text so far is not valid: no end
+
+
 def test_a_grammar_that_fails_to_build_is_an_error_not_an_unconstrained_infill(tiny_engine, monkeypatch):
     """Issue 17: `_constraint_for` used to swallow every exception, so a grammar bug
     silently turned the constraint off. Only no language means none; a language without a

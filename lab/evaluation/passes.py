@@ -28,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     import engine.sampler
 
     p = argparse.ArgumentParser(prog="python -m lab.evaluation.passes", description=__doc__.splitlines()[0])
-    p.add_argument("--items", choices=["dev", "heldout"], default="dev")
+    p.add_argument("--items", choices=["dev", "heldout", "dev-midline", "heldout-midline"], default="dev",
+                   help="the line items, or their mid-line variants (cursor inside a call's brackets: lab/evaluation/midline.py)")
     p.add_argument("--limit", type=int, default=120, help="the first N items")
     p.add_argument("--model", type=Path, default=None)
     p.add_argument("--forced-before-closing", type=int, default=None)
@@ -59,7 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         eng.settings = eng.settings.replace(candidates=args.candidates)
     if args.knobs:
         eng.settings = eng.settings.replace(**{name: json.loads(value) for name, value in (k.split("=", 1) for k in args.knobs)})
-    items = load_items(args.limit, DEV_FILE if args.items == "dev" else BENCH_FILE)
+    if args.items.endswith("-midline"):
+        from lab.evaluation.midline import midline_items
+
+        items = midline_items(load_items(None, DEV_FILE if args.items.startswith("dev") else BENCH_FILE))[: args.limit]
+    else:
+        items = load_items(args.limit, DEV_FILE if args.items == "dev" else BENCH_FILE)
     eng.infill(items[0]["prefix"], items[0]["suffix"], language=items[0].get("language"))  # warm-up
     rows = []
     started = time.thread_time()
