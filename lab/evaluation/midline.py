@@ -17,7 +17,11 @@ PAIRS = {"(": ")", "[": "]", "{": "}"}
 
 
 def _inside(line: str) -> Optional[tuple[int, int]]:
-    """(start, end) of the inside of the line's last opener that closes on the line, or None."""
+    """(start, end) of the inside of the line's last opener that closes on the line, or None.
+    A line with a quote or a comment marker is skipped: a bracket inside a string or a
+    comment is not code, and telling them apart needs a lexer per language."""
+    if any(mark in line for mark in ("\"", "'", "`", "#", "//", "/*")):
+        return None
     for start in range(len(line) - 1, -1, -1):
         opener = line[start]
         if opener not in PAIRS:
@@ -25,8 +29,6 @@ def _inside(line: str) -> Optional[tuple[int, int]]:
         depth = 0
         for end in range(start, len(line)):
             ch = line[end]
-            if ch in "\"'`#":
-                return None  # strings and comments: brackets inside them are not code
             if ch == opener:
                 depth += 1
             elif ch == PAIRS[opener]:
