@@ -21,3 +21,11 @@ def test_a_stretch_at_the_end_of_the_file_is_empty_or_short_not_an_error():
     assert typed_stretch(TEXT, 1.0, 10, "lines") == (len(TEXT), len(TEXT))
     start, end = typed_stretch(TEXT, 0.9, 100, "lines")
     assert end == len(TEXT) and start <= end
+
+
+def test_statements_grow_the_stretch_until_the_rest_of_the_file_parses():
+    text = "def f(x):\n    if x:\n        return 1\n    return 2\n\n\nprint(f(1))\n"
+    start, end = typed_stretch(text, 0.1, 5, "statements")  # from `    if x:`: removing it alone leaves `return 1` over-indented
+    assert text[start:end] == "    if x:\n        return 1\n"
+    compile(text[:start] + text[end:], "<rest>", "exec")
+    assert typed_stretch(text, 0.1, 5, "lines") == (start, start + len("    if x:\n"))

@@ -15,6 +15,7 @@ server's own `infill/stats`).
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import sys
 import tempfile
@@ -37,8 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE, help="the file to type (default: %(default)s)")
     parser.add_argument("--start", type=float, default=0.5, help="where the typed stretch starts, as a fraction of the file")
     parser.add_argument("--chars", type=int, default=300, help="characters to type")
-    parser.add_argument("--align", choices=["lines", "none"], default="lines",
-                        help="lines: type whole lines (default); none: exactly --chars characters from --start")
+    parser.add_argument("--align", choices=["statements", "lines", "none"], default="statements",
+                        help="statements: whole lines whose removal leaves the file parsing (Python; default); "
+                        "lines: whole lines; none: exactly --chars characters from --start")
     parser.add_argument("--interval-ms", type=float, default=120.0, help="time between keystrokes")
     parser.add_argument("--debounce-ms", type=float, default=None, help="server debounce (default: the server's)")
     parser.add_argument("--max-tokens", type=int, default=None, help="sampler max_tokens")
@@ -83,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
 def typed_stretch(text: str, start_fraction: float, chars: int, align: str) -> tuple[int, int]:
     """[start, end) of the text to type. `lines`: from the start of the line at or after
     the fraction to the end of the line where `chars` runs out (whole lines, as a user
-    writes new code: the rest of the file after the cursor stays intact). `none`: exactly
+    writes new code: the rest of the file after the cursor stays intact). `statements`
+    (Python files): those lines, then more until the file without them parses. `none`: exactly
     `chars` characters from the fraction, which can leave the file's rest starting in the
     middle of an identifier (`gestion] | None:`) that no short completion can repair."""
     start = max(0, min(len(text), int(len(text) * start_fraction)))
@@ -96,7 +99,27 @@ def typed_stretch(text: str, start_fraction: float, chars: int, align: str) -> t
     if end > start and text[end - 1] != "\n":
         newline = text.find("\n", end)
         end = len(text) if newline < 0 else newline + 1
+    if align == "statements":
+        # Whole statements: the file without the stretch still parses (CPython), as when a
+        # user writes new code into a working file. A stretch that ends inside a docstring
+        # or a block leaves a rest that no completion of the current line can repair.
+        for _ in range(MAX_EXTRA_LINES):
+            if _parses(text[:start] + text[end:]) or end >= len(text):
+                break
+            newline = text.find("\n", end)
+            end = len(text) if newline < 0 else newline + 1
     return start, end
+
+
+MAX_EXTRA_LINES = 40  # lines a `statements` stretch may grow by to end at a statement boundary
+
+
+def _parses(source: str) -> bool:
+    try:
+        compile(source, "<typing replay>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def run_session(initial: str, cursor: int, typed: str, model_dir: Path | None, args: argparse.Namespace) -> dict:
