@@ -54,6 +54,10 @@ CLOSE_ON_VETO = True
 
 MAX_WORD_CUTS = 16  # mid-line cuts tried (longest first) when no whole-line form is accepted
 
+# How much of the suffix the copy rule also looks in (sampler rule 6): ~500 tokens. The
+# model's own suffix window (256 tokens) gave fewer dev gains for more passes (docs/sampler.md).
+COPY_SUFFIX_CHARS = 2000
+
 # A later candidate of a request reads many canvases an earlier one already passed through
 # (the last resort writes left to right; so, at one token per pass, did the first until
 # their texts part): on 200 dev items, 369 of its 377 canvases. The logits of an earlier
@@ -121,6 +125,7 @@ class _Request:
     start: float  # perf_counter() at the request's start
     copy_source: list[int]
     healed: str = ""  # the whitespace cut from the end of the user's prefix (token healing): the user's prefix is prefix + healed
+    copy_suffix: tuple[int, ...] = ()  # the suffix's token ids, where the copy rule also looks (sampler rule 6)
 
 
 class InfillRun:
@@ -161,7 +166,7 @@ class InfillRun:
         bound forwards <= written + 2, docs/sampler.md) cover every candidate."""
         request, settings = self.request, self.schedule[self.attempt]
         self.attempt += 1
-        run = Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards)
+        run = Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards, request.copy_suffix)
         run.step, run.written = passes_before, written
         run.close_on_veto = CLOSE_ON_VETO
         return run
@@ -264,7 +269,8 @@ class InfillJob:
         context, self.reused = engine._encode(prefix_ids, suffix_ids, self.cache_key)
         # A healed request's syntax checks judge the text the user gets (HealedConstraint).
         constraint = HealedConstraint(self.constraint, self.healed) if self.constraint is not None and self.healed else self.constraint
-        request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed)
+        copy_suffix = tuple(engine._encode_suffix(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 else ()
+        request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed, copy_suffix)
         self.run = InfillRun(engine, request, cfg, forwards=1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
 
     @property
@@ -351,6 +357,10 @@ class Engine:
         if settings.copy_context_tokens <= settings.context_tokens:
             return prefix_ids
         return self._encode_text(prefix_tail(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
+
+    def _encode_suffix(self, text: str) -> list[int]:
+        """The suffix's tokens for the copy rule (a tokenizer call, no model time)."""
+        return self.tokenizer.encode(text) if text else []
 
     def _encode_text(self, text: str) -> list[int]:
         """tokenizer.encode, remembering the last text: when the whole prefix fits the

@@ -259,6 +259,29 @@ def test_copy_index_guesses_what_followed_the_longest_matching_run():
     assert CopyIndex([5, 6, 1], special=frozenset({1})).guess([5, 6]) is None  # never a special token
 
 
+def test_copy_index_also_looks_in_the_suffix_where_the_prefix_has_nothing():
+    from engine.sampler import CopyIndex
+
+    index = CopyIndex([5, 6, 7, 8], special=frozenset({0, 1, 2, 3}), also=[6, 7, 9, 30, 31, 32])
+    assert index.guess([6, 7]) == 8  # the prefix wins where both have the run
+    assert index.guess([30, 31]) == 32  # the suffix answers where the prefix has none
+    assert CopyIndex([5, 6, 7, 8], special=frozenset({0})).guess([30, 31]) is None
+
+
+def test_a_requests_copy_index_holds_its_suffix(tiny_engine):
+    suffix = "\nzebra_quagga_wombat(1)\n"
+    job = tiny_engine.job("x = ", suffix, copy_weight=0.3)
+    with tiny_engine._lock:
+        job.prepare()
+    ids = tiny_engine.tokenizer.encode(suffix)
+    index = job.run.run.copy_index
+    assert index is not None and index.guess(ids[1:3]) == ids[3]
+    job = tiny_engine.job("x = ", suffix, copy_weight=0.0)
+    with tiny_engine._lock:
+        job.prepare()
+    assert job.run.run.copy_index is None
+
+
 def test_copy_weight_turns_an_unsure_position_into_the_copied_token(tok):
     # The model is unsure everywhere (its best guess is token 20 at 0.3); the prefix says
     # that after [40, 41] came 50.
