@@ -235,10 +235,10 @@ class InfillRun:
                     # vetoed, the model proposed nothing and the last candidate's reason stands.
                     result.stop_reason = "rejected"
             result.middle = accepted or ""
-        # Healed cursor: the model wrote the whitespace the user had typed; the answer is
-        # relative to the user's cursor (engine/window.py: unheal_middle).
         self.seen.clear()  # answered: the kept logits are not needed any more
         self.seen_bytes = 0
+        # Healed cursor: the model wrote the whitespace the user had typed; the answer is
+        # relative to the user's cursor (engine/window.py: unheal_middle).
         result.middle = tidy_middle(request.prefix + request.healed, unheal_middle(result.middle, request.healed), request.suffix)
         if result.middle != sampled:  # the final check or the seams cut it: count what is returned
             result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0
@@ -269,7 +269,7 @@ class InfillJob:
         context, self.reused = engine._encode(prefix_ids, suffix_ids, self.cache_key)
         # A healed request's syntax checks judge the text the user gets (HealedConstraint).
         constraint = HealedConstraint(self.constraint, self.healed) if self.constraint is not None and self.healed else self.constraint
-        copy_suffix = tuple(engine._encode_suffix(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 else ()
+        copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
         request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed, copy_suffix)
         self.run = InfillRun(engine, request, cfg, forwards=1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
 
@@ -357,10 +357,6 @@ class Engine:
         if settings.copy_context_tokens <= settings.context_tokens:
             return prefix_ids
         return self._encode_text(prefix_tail(prefix, settings.copy_context_tokens))[-settings.copy_context_tokens :]
-
-    def _encode_suffix(self, text: str) -> list[int]:
-        """The suffix's tokens for the copy rule (a tokenizer call, no model time)."""
-        return self.tokenizer.encode(text) if text else []
 
     def _encode_text(self, text: str) -> list[int]:
         """tokenizer.encode, remembering the last text: when the whole prefix fits the

@@ -395,28 +395,36 @@ def _copy_mix(probs: torch.Tensor, canvas: CanvasState, index: CopyIndex, weight
         probs[first, token] += weight
 
 
+def _after_written(canvas: CanvasState, changes: list[CanvasChange]) -> Optional[int]:
+    """The position right after this pass's last commit when it is still masked and all
+    text before it is written (rule 7 reads the text to its left), else None."""
+    commits = [c.position for c in changes if c.kind == "commit"]
+    if not commits or canvas.end() is not None:
+        return None
+    position = max(commits) + 1
+    if position >= canvas.size or canvas.ids[position] != canvas.tok.mask_id or canvas.tok.mask_id in canvas.ids[:position]:
+        return None
+    return position
+
+
 def extend_by_copy(probs: torch.Tensor, run: "Denoising", changes: list[CanvasChange]) -> list[CanvasChange]:
     """Rule 7: write the copy guesses that continue this pass's commits while each is among
     the model's `copy_run_top` most likely tokens at its position and the constraint allows
     the text so far; stops at a newline (rule 6's exception), a guess the model ranks lower,
     or a position already resolved."""
     canvas, index, top = run.canvas, run.copy_index, run.settings.copy_run_top
-    commits = [c.position for c in changes if c.kind == "commit"]
-    if index is None or top <= 0 or not commits or canvas.end() is not None:
+    position = _after_written(canvas, changes)
+    if index is None or top <= 0 or position is None:
         return []
     tok = canvas.tok
-    position = max(commits) + 1
-    if tok.mask_id in canvas.ids[:position]:
-        return []  # the guess reads the text to its left: it must all be written
+    left = index.source[-COPY_NGRAMS[0]:] + canvas.ids[:position]  # grows with each guess
     guesses: list[Proposal] = []
-    while position < canvas.size and canvas.ids[position] == tok.mask_id:
-        if "\n" in tok.piece(guesses[-1].token if guesses else canvas.ids[position - 1]):
-            break
-        ids = list(canvas.ids[:position - len(guesses)]) + [g.token for g in guesses]
-        token = index.guess((index.source[-COPY_NGRAMS[0]:] + ids)[-COPY_NGRAMS[0]:])
+    while position < canvas.size and canvas.ids[position] == tok.mask_id and "\n" not in tok.piece(left[-1]):
+        token = index.guess(left[-COPY_NGRAMS[0]:])
         if token is None or token not in probs[position].topk(min(top, probs.shape[-1])).indices.tolist():
             break
         guesses.append(Proposal(position, token, float(probs[position, token])))
+        left.append(token)
         position += 1
     if run.constraint is not None:
         # The longest run of guesses the constraint allows (a refused guess is dropped, not
@@ -435,11 +443,8 @@ def end_after_newline(probs: torch.Tensor, run: "Denoising", changes: list[Canva
     middle as always)."""
     canvas = run.canvas
     tok = canvas.tok
-    commits = [c.position for c in changes if c.kind == "commit"]
-    if not run.settings.end_after_newline or not run.settings.allow_end or not commits or canvas.end() is not None:
-        return []
-    position = max(commits) + 1
-    if position >= canvas.size or tok.mask_id in canvas.ids[:position] or canvas.ids[position] != tok.mask_id:
+    position = _after_written(canvas, changes)
+    if not run.settings.end_after_newline or not run.settings.allow_end or position is None:
         return []
     if "\n" not in tok.piece(canvas.ids[position - 1]) or int(probs[position].argmax()) != tok.eom_id:
         return []
@@ -461,7 +466,7 @@ def end_at_closer(probs: torch.Tensor, run: "Denoising") -> Optional[Proposal]:
     early (dev mid-line exact match 10.6% -> 9.6%, docs/sampler.md)."""
     canvas, tok, constraint = run.canvas, run.canvas.tok, run.constraint
     nxt = run.suffix.lstrip(" \t")[:1]
-    if constraint is None or nxt not in CLOSERS or canvas.end() is not None:
+    if not run.settings.end_at_closer or constraint is None or nxt not in CLOSERS or canvas.end() is not None:
         return None
     masked = canvas.masked_positions()
     if not masked or masked[0] == 0:
@@ -684,10 +689,9 @@ def denoise_pass(probs: torch.Tensor, run: Denoising) -> tuple[list[CanvasChange
         if ending is not None:
             return _close_with(canvas, ending, run.max_tokens), True
     best = _best_per_position(probs)  # shared by propose and edit (the same probabilities)
-    if masked and settings.end_at_closer and settings.contiguous and not settings.left_to_right:
-        ending = end_at_closer(probs, run)
-        if ending is not None:
-            return commit(canvas, [ending]), False
+    ending = end_at_closer(probs, run) if masked and settings.contiguous and not settings.left_to_right else None
+    if ending is not None:
+        return commit(canvas, [ending]), False
     proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous, settings.end_in_run, best) if masked else []
     changes = commit(canvas, constrain(proposals, probs, run))
     if settings.contiguous and not settings.left_to_right:
