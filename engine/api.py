@@ -260,18 +260,50 @@ class InfillJob:
         self.cancel, self.cross_file, self.cache_key, self.language = cancel, cross_file, cache_key, language
         self.run: Optional[InfillRun] = None
         self.reused = 0
+        self._pending: Optional[tuple[list[int], list[int], object]] = None  # (prefix ids, suffix ids, reusable cache) until the first pass encodes them
 
     def prepare(self) -> None:
-        """Encode the context (reusing the cache of `cache_key`'s last request, or the
-        engine's last) and start the first candidate. Call with the engine's lock held."""
+        """Tokenize the window, decide what of the context cache (of `cache_key`'s last
+        request, or the engine's last) is reused, and start the first candidate. The
+        context's new rows are encoded by the first pass (`forward`) when the model can
+        do both in one forward (`encode_with_canvas`), else here. Call with the engine's
+        lock held."""
         engine, cfg, start = self.engine, self.cfg, time.perf_counter()
         prefix_ids, suffix_ids = engine.context_ids(self.prefix, self.suffix, self.cross_file, cfg)
-        context, self.reused = engine._encode(prefix_ids, suffix_ids, self.cache_key)
+        old, self.reused = engine._reusable(prefix_ids, suffix_ids, self.cache_key)
+        fresh = self.reused < len(prefix_ids) + len(suffix_ids)
+        context: object = None
+        if fresh and hasattr(engine.model, "encode_with_canvas"):
+            self._pending = (prefix_ids, suffix_ids, old)  # encoded by the first pass
+        else:
+            context = engine._encode(prefix_ids, suffix_ids, old, self.cache_key)
         # A healed request's syntax checks judge the text the user gets (HealedConstraint).
         constraint = HealedConstraint(self.constraint, self.healed) if self.constraint is not None and self.healed else self.constraint
         copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
         request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed, copy_suffix)
-        self.run = InfillRun(engine, request, cfg, forwards=1 if self.reused < len(prefix_ids) + len(suffix_ids) else 0)
+        # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
+        self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0)
+
+    @property
+    def encodes_on_first_pass(self) -> bool:
+        """The context is still to be encoded, by this job's next `forward` (so that pass
+        runs alone, not packed with other requests' canvases)."""
+        return self._pending is not None
+
+    def forward(self, canvas: torch.Tensor) -> torch.Tensor:
+        """This job's logits for one canvas of its own, (N,) ids -> (N, V): the model's
+        pass over the cached context, or, the first time, the context's encoding and the
+        canvas in one forward (`encode_with_canvas`)."""
+        assert self.run is not None, "prepare() first"
+        model = self.engine.model
+        if self._pending is None:
+            return model.canvas_logits(self.context, canvas.unsqueeze(0))[0]
+        prefix_ids, suffix_ids, old = self._pending
+        context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, canvas.unsqueeze(0), reuse=old)
+        self._pending = None
+        self.run.request = replace(self.run.request, context=context)
+        self.engine._remember(context, self.cache_key)
+        return logits[0]
 
     @property
     def context(self) -> object:
@@ -397,7 +429,7 @@ class Engine:
         with self._lock:
             job.prepare()
             while (ids := job.canvas_ids()) is not None:
-                yield job.advance(self.model.canvas_logits(job.context, torch.tensor([ids], dtype=torch.long, device=self.device))[0])
+                yield job.advance(job.forward(torch.tensor(ids, dtype=torch.long, device=self.device)))
             yield job.final_step()
 
     def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", filename: Optional[str] = None, detect_language: bool = False, **settings: Any) -> InfillResult:
@@ -426,10 +458,10 @@ class Engine:
             if entry is not None:
                 self._keyed_bytes -= entry[1]
 
-    def _encode(self, prefix_ids: list[int], suffix_ids: list[int], key: Optional[Hashable] = None) -> tuple[object, int]:
-        """Encode the context, reusing where exact the cache of the request with the same
-        `key` (else the previous request's). Returns (cache, number of context tokens that
-        came from the cache)."""
+    def _reusable(self, prefix_ids: list[int], suffix_ids: list[int], key: Optional[Hashable] = None) -> tuple[object, int]:
+        """The cached context a request can build on (the one of the request with the same
+        `key`, else the previous request's) and how many of its context tokens it keeps
+        exactly: the common token prefix, and the suffix when it is unchanged."""
         old = self._context_cache
         if key is not None and key in self._keyed_contexts:
             old = self._keyed_contexts[key][0]
@@ -440,11 +472,19 @@ class Engine:
                 reused += 1
             if old.suffix_ids == suffix_ids:
                 reused += len(suffix_ids)
+        return old, reused
+
+    def _encode(self, prefix_ids: list[int], suffix_ids: list[int], old: object, key: Optional[Hashable] = None) -> object:
+        """Encode the context on its own pass, reusing `old` where exact (`_reusable`)."""
         context = self.model.encode_context(prefix_ids, suffix_ids, reuse=old)
+        self._remember(context, key)
+        return context
+
+    def _remember(self, context: object, key: Optional[Hashable] = None) -> None:
+        """The newest context is what the next request builds on; a keyed one is kept for its key."""
         self._context_cache = context
         if key is not None:
             self._keep_context(key, context)
-        return context, reused
 
     def _keep_context(self, key: Hashable, context: object) -> None:
         """Remember a keyed request's context, forgetting the least recently used ones

@@ -156,16 +156,24 @@ class BatchRunner:
 
     def _forward(self, ready: list[Ticket]) -> list[Optional[torch.Tensor]]:
         """One forward for all canvases; if it fails, each alone, so one bad request (a
-        position past the model's table, say) fails alone."""
+        position past the model's table, say) fails alone. A request whose context is
+        still to be encoded (just admitted) has its first pass alone: the encoding and
+        that canvas in one forward (InfillJob.forward)."""
         model, device = self.engine.model, self.engine.device
         canvases = [torch.tensor(t.canvas, dtype=torch.long, device=device) for t in ready]
+        logits: list[Optional[torch.Tensor]] = [None] * len(ready)
+        packed = [i for i, t in enumerate(ready) if not t.job.encodes_on_first_pass]
         many = getattr(model, "canvas_logits_many", None)
-        if many is not None and len(ready) > 1:
+        if many is not None and len(packed) > 1:
             try:
-                return list(many([t.job.context for t in ready], canvases))
+                for i, out in zip(packed, many([ready[i].job.context for i in packed], [canvases[i] for i in packed])):
+                    logits[i] = out
             except Exception:
                 log.exception("batched pass failed; running its requests one by one")
-        return [self._guarded(t, lambda t=t, c=c: model.canvas_logits(t.job.context, c.unsqueeze(0))[0])[1] for t, c in zip(ready, canvases)]
+        for i, (ticket, canvas) in enumerate(zip(ready, canvases)):
+            if logits[i] is None:
+                logits[i] = self._guarded(ticket, lambda t=ticket, c=canvas: t.job.forward(c))[1]
+        return logits
 
     def _guarded(self, ticket: Ticket, action: Callable[[], T]) -> tuple[bool, Optional[T]]:
         """Run one request's part of a pass; an error ends that request only (its ticket

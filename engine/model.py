@@ -450,6 +450,85 @@ class InfillTransformer(nn.Module):
             layers.append(LayerKV(pk, pv, sk, sv))
         return ContextCache(list(prefix_ids), list(suffix_ids), layers)
 
+    @torch.no_grad()
+    def encode_with_canvas(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[ContextCache] = None) -> tuple[ContextCache, torch.Tensor]:
+        """`encode_context` and the first `canvas_logits` in one forward pass.
+
+        canvas_ids: (1, N) -> (the ContextCache, (1, N, V) logits), equal to
+        `canvas_logits(encode_context(prefix_ids, suffix_ids, reuse), canvas_ids)` up to
+        float rounding (a matmul over more rows may sum in another order).
+
+        Why: a request's first canvas needs nothing from the encoding but its keys and
+        values, layer by layer, and those are computed in the same layer. Packing the
+        new context rows and the canvas rows into one sequence runs every linear layer
+        once for both (one read of the weights, one pass of per-call overhead), as an
+        autoregressive server's prefill also yields the first token. Attention stays per
+        part: the prefix tail causally over the kept prefix and itself, the suffix within
+        itself, the canvas over [suffix | prefix | canvas], as the two calls do.
+        """
+        B, N = canvas_ids.shape
+        if B != 1:
+            raise ValueError("encode_with_canvas takes one canvas (1, N)")
+        device = self.embed.weight.device
+        keep = 0
+        if reuse is not None:
+            limit = min(len(reuse.prefix_ids), len(prefix_ids))
+            while keep < limit and reuse.prefix_ids[keep] == prefix_ids[keep]:
+                keep += 1
+        tail = prefix_ids[keep:]
+        reuse_suffix = reuse is not None and reuse.suffix_ids == suffix_ids
+        fresh_suffix = [] if reuse_suffix else suffix_ids
+        T, S, P = len(tail), len(fresh_suffix), len(prefix_ids)
+        positions = torch.cat([
+            torch.arange(keep, P, device=device),
+            torch.arange(S, device=device),  # within the suffix only relative positions matter
+            torch.arange(P, P + N, device=device),
+        ]).unsqueeze(0)
+        cos, sin = self._rope(positions)  # (1, 1, T+S+N, Dh)
+        # The canvas sees the suffix right after itself: its keys rotated to P+N...
+        if suffix_ids:
+            suffix_cos, suffix_sin = self._rope(torch.arange(P + N, P + N + len(suffix_ids), device=device).unsqueeze(0))
+        tail_mask = torch.ones(T, keep + T, dtype=torch.bool, device=device).tril(diagonal=keep).view(1, 1, T, keep + T)
+        ids = torch.cat([torch.tensor([tail + fresh_suffix], dtype=torch.long, device=device), canvas_ids.to(device)], dim=1)
+        x = self.embed(ids)  # (1, T+S+N, C)
+        H, Dh = self.cfg.n_heads, self.cfg.head_dim
+        empty = torch.zeros(1, H, 0, Dh, device=device, dtype=self.embed.weight.dtype)
+        layers: list[LayerKV] = []
+        rotated_suffix: list[torch.Tensor] = []
+        parts = (T, S, N)
+        for i, block in enumerate(self.blocks):
+            q, k, v = block.attn.project(block.attn_norm(x))
+            q = apply_rope(q, cos, sin)
+            q_t, q_s, q_c = q.split(parts, dim=2)
+            k_t, k_s, k_c = k.split(parts, dim=2)  # keys not rotated yet: each part its own way
+            v_t, v_s, v_c = v.split(parts, dim=2)
+            cos_t, cos_s, cos_c = cos.split(parts, dim=2)
+            sin_t, sin_s, sin_c = sin.split(parts, dim=2)
+            old = reuse.layers[i] if reuse is not None else None
+            pk = torch.cat([old.prefix_k[:, :, :keep], apply_rope(k_t, cos_t, sin_t)], dim=2) if old is not None else apply_rope(k_t, cos_t, sin_t)
+            pv = torch.cat([old.prefix_v[:, :, :keep], v_t], dim=2) if old is not None else v_t
+            if reuse_suffix:
+                sk, sv = old.suffix_k, old.suffix_v  # type: ignore[union-attr]
+            else:
+                sk, sv = (k_s, v_s) if S else (empty, empty)  # LayerKV keeps suffix keys before RoPE
+            layers.append(LayerKV(pk, pv, sk, sv))
+            sk_canvas = apply_rope(sk, suffix_cos, suffix_sin) if sk.shape[2] else sk
+            rotated_suffix.append(sk_canvas)
+            canvas_out = F.scaled_dot_product_attention(q_c, torch.cat([sk_canvas, pk, apply_rope(k_c, cos_c, sin_c)], dim=2), torch.cat([sv, pv, v_c], dim=2))
+            if i == len(self.blocks) - 1:  # the context rows' last attention output and FFN feed nothing
+                x = block.output_step(block, x[:, T + S :], canvas_out)
+                break
+            outs = []
+            if T:
+                outs.append(F.scaled_dot_product_attention(q_t, pk, pv, attn_mask=tail_mask))
+            if S:
+                outs.append(F.scaled_dot_product_attention(q_s, apply_rope(k_s, cos_s, sin_s), v_s))
+            outs.append(canvas_out)
+            x = block.output_step(block, x, torch.cat(outs, dim=2))
+        cache = ContextCache(list(prefix_ids), list(suffix_ids), layers)
+        cache._rotated_for, cache._rotated = P + N, rotated_suffix  # the next pass of this canvas size reuses them
+        return cache, self.logits(self.final_norm(x))
+
     def _rotated_suffix_keys(self, cache: ContextCache, start: int) -> list[torch.Tensor]:
         """Suffix keys rotated to absolute positions start..start+S-1, memoised per start."""
         if cache._rotated_for != start or cache._rotated is None:

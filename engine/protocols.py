@@ -31,9 +31,12 @@ class StreamingEngine(Protocol):
 
 
 class BatchJob(Protocol):
-    """A checked request that joins a batch (engine.api.InfillJob): `prepare` encodes its
+    """A checked request that joins a batch (engine.api.InfillJob): `prepare` readies its
     context, then `canvas_ids` / `advance(logits)` once per pass until `canvas_ids` is
-    None, and `final_step` carries the result."""
+    None, and `final_step` carries the result. A pass's logits come from a packed
+    forward over several jobs' `context`s, or from the job's own `forward(canvas)`,
+    which a job that `encodes_on_first_pass` needs for its first pass (its context is
+    encoded in that same forward)."""
 
     cancel: Optional[threading.Event]
     run: Any  # None until prepared: a job cancelled while it waited never ran
@@ -42,6 +45,11 @@ class BatchJob(Protocol):
 
     @property
     def context(self) -> object: ...
+
+    @property
+    def encodes_on_first_pass(self) -> bool: ...
+
+    def forward(self, canvas: Any) -> Any: ...
 
     def canvas_ids(self) -> Optional[list[int]]: ...
 

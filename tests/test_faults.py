@@ -168,16 +168,19 @@ def _run(worker: EngineWorker, key: str) -> Outcome:
 
 @pytest.mark.parametrize("where, error, kind", [
     ("encode_context", OOM_CUDA, "out_of_memory"),
+    ("encode_with_canvas", OOM_CPU, "out_of_memory"),
     ("canvas_logits", MemoryError(), "out_of_memory"),
     ("canvas_logits", OOM_CPU, "out_of_memory"),
     ("canvas_logits", TIMEOUT, "timeout"),
     ("encode_context", TIMEOUT, "timeout"),
     ("canvas_logits", BUG, "error"),
-], ids=["prefill-cuda-oom", "pass-memoryerror", "pass-cpu-oom", "pass-timeout", "prefill-timeout", "pass-bug"])
+], ids=["prefill-cuda-oom", "merged-prefill-cpu-oom", "pass-memoryerror", "pass-cpu-oom", "pass-timeout", "prefill-timeout", "pass-bug"])
 def test_a_fault_in_a_forward_pass_fails_that_request_and_the_worker_serves_the_next(
         faulty: tuple[Any, ModelFaults], faults: ModelFaults, where: str, error: BaseException, kind: str) -> None:
     eng = faulty[0]
     expected = eng.infill(PREFIX, SUFFIX, "python", **SETTINGS).middle
+    if where == "encode_with_canvas":
+        eng.forget_context()  # a new context: encoded in the request's first pass, not on its own
     worker = EngineWorker(eng, name="fault-test")
     try:
         faults.arm(where, error)
@@ -206,6 +209,8 @@ def test_a_fault_in_a_batched_pass_fails_only_the_request_it_hits(
     solo = [eng.infill(p, s, "python", **SETTINGS).middle for p, s in requests]
     runner = BatchRunner(eng, max_batch=8)
     tickets = [runner.submit(eng.job(p, s, "python", **SETTINGS)) for p, s in requests]
+    runner.run_pass()  # the first pass: a request whose context is new encodes it with its first canvas, alone
+    assert runner.in_flight == 3
     faults.arm("canvas_logits_many", OOM_CUDA)
     faults.arm("canvas_logits", OOM_CUDA)  # the first request's pass alone fails too
     while runner.has_work():

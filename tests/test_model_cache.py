@@ -38,6 +38,33 @@ def test_cache_reuse_after_typing_and_suffix_edit_stays_exact():
     torch.testing.assert_close(model.canvas_logits(again, torch.tensor([canvas]))[0], uncached_canvas_logits(model, typed, new_suffix, canvas), atol=1e-4, rtol=1e-4)
 
 
+def test_the_encoding_merged_into_the_first_pass_equals_the_two_calls():
+    """encode_with_canvas (one forward: the context's new rows and the first canvas) gives
+    the logits of the uncached forward and a cache equal to encode_context's, cold, after
+    typing, with a new suffix, with everything reused, and with an empty side."""
+    model = _model(4)
+    prefix, suffix, canvas = _ids(30, 12), _ids(12, 13), torch.tensor([_ids(8, 14)])
+    later = torch.tensor([_ids(10, 15)])  # a later pass of another size reads the merged cache
+
+    def check(prefix_ids, suffix_ids, reuse=None):
+        cache, logits = model.encode_with_canvas(prefix_ids, suffix_ids, canvas, reuse=reuse)
+        torch.testing.assert_close(logits[0], uncached_canvas_logits(model, prefix_ids, suffix_ids, canvas[0].tolist()), atol=1e-4, rtol=1e-4)
+        apart = model.encode_context(prefix_ids, suffix_ids, reuse=reuse)
+        for merged_layer, layer in zip(cache.layers, apart.layers, strict=True):
+            for a, b in zip((merged_layer.prefix_k, merged_layer.prefix_v, merged_layer.suffix_k, merged_layer.suffix_v), (layer.prefix_k, layer.prefix_v, layer.suffix_k, layer.suffix_v)):
+                torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+        for ids in (canvas, later):
+            torch.testing.assert_close(model.canvas_logits(cache, ids)[0], uncached_canvas_logits(model, prefix_ids, suffix_ids, ids[0].tolist()), atol=1e-4, rtol=1e-4)
+        return cache
+
+    first = check(prefix, suffix)
+    typed = check(prefix[:-2] + _ids(5, 16), suffix, reuse=first)  # the prefix's tail re-encoded, the suffix kept
+    check(prefix[:-2] + _ids(5, 16), _ids(7, 17), reuse=typed)  # a new suffix
+    check(prefix, suffix, reuse=first)  # everything from the cache: only the canvas rows are computed
+    check(prefix, [], reuse=None)
+    check([], suffix, reuse=None)
+
+
 def test_canvas_size_change_rotates_suffix_keys_correctly():
     model = _model(2)
     prefix, suffix = _ids(15, 9), _ids(10, 10)

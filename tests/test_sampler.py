@@ -146,9 +146,9 @@ def test_tiny_engine_result_has_no_masks_and_is_deterministic(tiny_engine):
     assert first.middle == second.middle
     assert "<mask>" not in first.middle and "<eom>" not in first.middle
     assert first.tokens <= 12
-    assert first.cached_context_tokens == 0 and first.forwards >= 2  # the context pass + a canvas pass
+    assert first.cached_context_tokens == 0 and first.forwards >= 1  # the context encoded in the first canvas pass
     assert second.cached_context_tokens > 0  # the second request reused the context cache
-    assert second.forwards == first.forwards - 1  # ... and so skipped the context pass
+    assert second.forwards == first.forwards  # ... so its first pass computed only the canvas: no pass of its own either way
 
 
 def test_tiny_engine_stream_ends_with_result_and_matches_infill(tiny_engine):
@@ -158,8 +158,9 @@ def test_tiny_engine_stream_ends_with_result_and_matches_infill(tiny_engine):
     assert steps[-1].result is not None
     assert all(s.result is None for s in steps[:-1])
     assert steps[-1].result.cached_context_tokens == 0
-    # One step per canvas pass, then the result: every pass but the context's is a step.
-    assert len(steps) - 1 == steps[-1].result.forwards - 1 >= 1
+    # One step per canvas pass, then the result; the context was encoded in the first
+    # canvas pass (encode_with_canvas), not in a pass of its own.
+    assert len(steps) - 1 == steps[-1].result.forwards >= 1
     again = tiny_engine.infill(prefix, suffix, max_tokens=6, constrained=False)
     assert again.middle == steps[-1].result.middle
 
@@ -505,8 +506,9 @@ def test_a_later_candidate_replays_the_passes_an_earlier_one_computed(tiny_engin
 
     monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryEnding())
     calls = []
-    original = tiny_engine.model.canvas_logits
-    monkeypatch.setattr(tiny_engine.model, "canvas_logits", lambda *a, **k: calls.append(1) or original(*a, **k))
+    for name in ("canvas_logits", "encode_with_canvas"):  # the first pass encodes the context too
+        original = getattr(tiny_engine.model, name)
+        monkeypatch.setattr(tiny_engine.model, name, lambda *a, original=original, **k: calls.append(1) or original(*a, **k))
 
     def request():
         calls.clear()

@@ -68,13 +68,17 @@ def test_cross_file_context_reaches_the_model_when_the_local_prefix_is_long(tiny
         await server.engine.load(str(tiny_model_dir))
         eng = await server.engine.wait_ready()
         seen: list[str] = []
-        encode = eng.model.encode_context
+        encode, merged = eng.model.encode_context, eng.model.encode_with_canvas
 
         def spy(prefix_ids, suffix_ids, reuse=None):
             seen.append(eng.tokenizer.decode(prefix_ids))
             return encode(prefix_ids, suffix_ids, reuse=reuse)
 
-        eng.model.encode_context = spy
+        def merged_spy(prefix_ids, suffix_ids, canvas_ids, reuse=None):  # a new context is encoded in the first pass
+            seen.append(eng.tokenizer.decode(prefix_ids))
+            return merged(prefix_ids, suffix_ids, canvas_ids, reuse=reuse)
+
+        eng.model.encode_context, eng.model.encode_with_canvas = spy, merged_spy
         helper = "import os\n\ndef helper_zeta(n):\n    return n * 2\n"
         server.documents.open(types.TextDocumentItem(uri="file:///w/helpers.py", language_id="python", version=1, text=helper))
         server.documents.open(types.TextDocumentItem(uri="file:///w/main.py", language_id="python", version=1, text=LINES))
