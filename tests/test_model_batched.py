@@ -96,6 +96,24 @@ def test_batched_cached_decode_equals_naive_full_recompute():
         assert result.forwards == 71  # the context encoding + one pass per token
 
 
+def test_the_prefill_writes_the_first_token_and_decodes_as_the_naive_recompute():
+    """GreedyDecode.prefill: one causal forward over the prefix yields the first token
+    (n tokens in n forwards), and the cached, batched decode after it still equals the
+    naive full recompute."""
+    model = _model(5)
+    tok = _Tok()
+    prefixes = [_ids(n, 80 + n) for n in (1, 9, 30)]
+    states = [GreedyDecode.prefill(model, tok, p, "", 12, lines=0) for p in prefixes]
+    batch = DecodeBatch(model)
+    for state in states:
+        batch.join(state)
+    while batch.active:
+        batch.step()
+    for prefix, state in zip(prefixes, states):
+        assert state.result.middle == tok.decode(naive_greedy(model, prefix, 12, banned=tok.special_ids))
+        assert state.result.tokens == 12 and state.result.forwards == 12  # the prefill wrote the first
+
+
 def test_streams_leave_the_batch_independently():
     """Requests join at any pass and leave when they stop; the others' tokens are unchanged."""
     model = _model(3)

@@ -76,6 +76,35 @@ def decode_stream(cache: ContextCache, room: int = 64) -> DecodeStream:
 
 
 @torch.no_grad()
+def prefill_stream(model: InfillTransformer, prefix_ids: list[int], room: int = 64) -> tuple[DecodeStream, torch.Tensor]:
+    """The prefill as an autoregressive server runs it: one causal forward over the whole
+    prefix that fills the KV cache and yields the first new token's logits (V,) from the
+    last row. Returns the stream (every prefix token in it, `room` rows spare) and those
+    logits. The diffusion engine's counterpart is `InfillTransformer.encode_with_canvas`
+    (its first canvas pass encodes the context), so both count the prefill as the pass
+    that writes the first token."""
+    if not prefix_ids:
+        raise ValueError("autoregressive decoding needs at least one prefix token (e.g. BOS)")
+    device = model.embed.weight.device
+    P = len(prefix_ids)
+    cos, sin = model._rope(torch.arange(P, device=device).unsqueeze(0))
+    x = model.embed(torch.tensor([prefix_ids], dtype=torch.long, device=device))
+    keys, values = [], []
+    for i, block in enumerate(model.blocks):
+        q, k, v = block.inputs_step(block, x, cos, sin)
+        H, Dh = k.shape[1], k.shape[3]
+        kb, vb = k.new_empty(1, H, P + max(1, room), Dh), v.new_empty(1, H, P + max(1, room), Dh)
+        kb[:, :, :P], vb[:, :, :P] = k, v
+        keys.append(kb)
+        values.append(vb)
+        if i == len(model.blocks) - 1:  # only the last row's output feeds the next token
+            x = block.output_step(block, x[:, -1:], F.scaled_dot_product_attention(q[:, :, -1:], k, v))
+        else:
+            x = block.output_step(block, x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    return DecodeStream(keys, values, P), model.logits(model.final_norm(x))[0, -1]
+
+
+@torch.no_grad()
 def next_token_logits(model: InfillTransformer, streams: Sequence[DecodeStream], tokens: torch.Tensor) -> torch.Tensor:
     """Feed tokens[b] to streams[b] at position streams[b].length, append its key and
     value there (one new row per stream) and return every stream's next-token logits,
@@ -134,6 +163,18 @@ class GreedyDecode:
         state = cls(tok, decode_stream(context, room=max_tokens + 1), context.prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines)
         if max_tokens <= 0:
             state.result = DecodeResult("", 0, state.forwards, "empty")
+        return state
+
+    @classmethod
+    def prefill(cls, model: InfillTransformer, tok: Tokenizer, prefix_ids: list[int], suffix: str, max_tokens: int, lines: int = 1) -> "GreedyDecode":
+        """A decode whose first token comes from the prefill pass itself (`prefill_stream`):
+        n tokens in n forwards, as an autoregressive server counts them."""
+        if max_tokens <= 0:
+            state = cls.start(model, tok, model.encode_context(prefix_ids, []), suffix, max_tokens, lines)
+            return state
+        stream, logits = prefill_stream(model, prefix_ids, room=max_tokens + 1)
+        state = cls(tok, stream, prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines, forwards=0)
+        state.advance(logits)  # the prefill's pass writes the first token
         return state
 
     @property

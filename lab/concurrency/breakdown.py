@@ -4,7 +4,8 @@
 
 Runs the sweep's closed loop (lab/concurrency/sweep.py) once per mode, `sequential` and
 `batched`, alternating (--rounds), on the embedded model, with a CPU-time meter around
-the parts of a request: the context encoding (prefill), the forward passes (solo
+the parts of a request: the context encoding (prefill; merged into a request's first
+canvas pass since 2026-12-01, `encode_with_canvas`, whose few canvas rows count here), the forward passes (solo
 `canvas_logits` or packed `canvas_logits_many`), the sampler's work after each pass (of
 which the syntax checks) and the rest (tokenizing, the loop, Python). It prints CPU
 seconds per part and mode, the ratio of the totals (what batching gains on this machine)
@@ -70,6 +71,7 @@ def metered_level(eng, mode: str, items, concurrency: int, requests: int) -> dic
     model = eng.model
     undo = [
         meter.wrap(model, "encode_context", "encode"),
+        meter.wrap(model, "encode_with_canvas", "encode"),  # the encoding merged into a first pass: its canvas rows too
         meter.wrap(model, "canvas_logits", "forward"),
         meter.wrap(Denoising, "advance", "sampler"),
         meter.wrap(TreeSitterConstraint, "allows", "syntax"),

@@ -89,8 +89,7 @@ class Autoregressive:
         while self.joining:  # join at this pass: encode the prefix (the prefill)
             key, item = self.joining.popleft()
             prefix_ids = self.eng.context_ids(item.prefix, item.suffix)[0]
-            context = self.eng.model.encode_context(prefix_ids, [])
-            state = GreedyDecode.start(self.eng.model, self.eng.tokenizer, context, item.suffix, self.eng.settings.max_tokens)  # type: ignore[arg-type]
+            state = GreedyDecode.prefill(self.eng.model, self.eng.tokenizer, prefix_ids, item.suffix, self.eng.settings.max_tokens)  # type: ignore[arg-type]
             self.keys[id(state)] = key
             if state.done:
                 finished.append(state)
