@@ -247,9 +247,10 @@ class InfillRun:
 
 class InfillJob:
     """A checked request, not started yet, so that it can run alone (Engine.stream) or
-    join others in a batch (engine/batching.py): `prepare()` encodes its context (the
-    prefill) and starts its InfillRun; `canvas_ids()` / `advance(logits)` are the run's;
-    `final_step()` carries the InfillResult once `canvas_ids()` says None."""
+    join others in a batch (engine/batching.py): `prepare()` readies its context (the
+    prefill runs in its first `forward`) and starts its InfillRun; `canvas_ids()` /
+    `advance(logits)` are the run's; `final_step()` carries the InfillResult once
+    `canvas_ids()` says None."""
 
     def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None, language: LanguageChoice = LanguageChoice(None, "none")) -> None:
         self.engine, self.suffix, self.cfg, self.constraint = engine, suffix, cfg, constraint

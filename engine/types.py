@@ -185,7 +185,7 @@ class InfillResult:
 
     middle: str
     tokens: int  # tokens in the middle
-    forwards: int  # model forward passes spent (canvas passes; the context pass counts as one)
+    forwards: int  # model forward passes spent: canvas passes (a new context is encoded in the first: encode_with_canvas), plus one for a context encoded on a pass of its own
     ms: float  # wall time in milliseconds, model loading excluded
     stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing: a bug) | "vetoed" (closed where the constraint refused every token) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far)
     edits: int = 0  # token-to-token rewrites applied

@@ -46,9 +46,28 @@ def bracket_depths(spec: LanguageSpec, text: str) -> tuple[int, int]:
     return lowest, depth
 
 
-def _bracket_events(spec: LanguageSpec, text: str):
+def open_brackets(spec: LanguageSpec, text: str) -> "list[tuple[str, int]] | None":
+    """The brackets still open at the end of `text` (strings and comments skipped), as
+    (opener, offset) from the outermost; None when the text is not a plain nesting there
+    (a closer that does not match, or a string left open)."""
+    openers, closers = spec.openers, spec.closers
+    stack: list[tuple[str, int]] = []
+    for kind, ch, at in _bracket_events(spec, text, offsets=True):
+        if kind == "unterminated":
+            return None
+        if kind == "open":
+            stack.append((ch, at))
+        elif stack and stack[-1][0] == closers[ch]:
+            stack.pop()
+        else:
+            return None
+    return stack
+
+
+def _bracket_events(spec: LanguageSpec, text: str, offsets: bool = False):
     """("open" | "close", bracket) per bracket outside strings and comments, and
-    ("unterminated", quote) per string that does not end."""
+    ("unterminated", quote) per string that does not end; with `offsets`, each event's
+    character offset as a third item."""
     openers, closers = spec.openers, spec.closers
     quotes = sorted(spec.quotes, key=lambda pair: -len(pair[0]))
     line_comment = spec.line_comment
@@ -68,12 +87,12 @@ def _bracket_events(spec: LanguageSpec, text: str):
         if quote is not None:
             i, terminated = _skip_string(text, i + len(quote[0]), quote[1])
             if not terminated:
-                yield "unterminated", quote[0]
+                yield ("unterminated", quote[0], i) if offsets else ("unterminated", quote[0])
             continue
         if ch in openers:
-            yield "open", ch
+            yield ("open", ch, i) if offsets else ("open", ch)
         elif ch in closers:
-            yield "close", ch
+            yield ("close", ch, i) if offsets else ("close", ch)
         i += 1
 
 

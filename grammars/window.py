@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
-from .lexical import bracket_depths
+from .lexical import bracket_depths, open_brackets
 from .registry import LanguageSpec
 from .syntax import IncrementalParser, SyntaxErrorSpan, minimal_errors, token_left, token_right
 
@@ -89,6 +89,43 @@ def _cut_tail(text: bytes, cursor: int, error: SyntaxErrorSpan) -> bool:
     return line_end != -1 and text.count(b"\n", line_end, error.start) > LATE_LINES
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def closing_tail(spec: LanguageSpec, prefix: str, suffix: str) -> str:
+    """Closers for the brackets a window's text leaves open where it stops inside the
+    construct around the cursor, far below it: a newline and the closers, innermost
+    first, to be parsed after the suffix; "" when that is not the case.
+
+    Benchmark items cut their suffix at a fixed length, and a file being written often
+    stops inside its last construct: `export default defineLocale('it', {` ... 1,500
+    characters of properties, then the end. The parser reports one error from the opener
+    to the end, over the cursor; a middle changes where it ends, so every middle, the true
+    one too, was refused as adding it (57 of the 360 dev items refused their true middle,
+    most of them so). Closed, the text parses and a middle is judged on its own.
+
+    Only where the open brackets cannot be the hole's to close: none was opened on the
+    cursor's line, the text goes on more than LATE_LINES lines after it, and for every open
+    bracket each non-blank line below both it and the cursor's line is indented deeper
+    than the bracket's own line (the text never came back out to that construct's level;
+    one that does, `if (x) {` + hole + `} else {` below, needs the middle to close it)."""
+    text = prefix + suffix
+    line_start = prefix.rfind("\n") + 1
+    if text.count("\n", len(prefix)) <= LATE_LINES:
+        return ""
+    stack = open_brackets(spec, text)
+    if not stack or any(line_start <= at < len(prefix) for _, at in stack):
+        return ""
+    below_cursor = text.find("\n", len(prefix)) + 1
+    for _, at in stack:
+        own_line = text.rfind("\n", 0, at) + 1
+        rest = text[max(below_cursor, text.find("\n", at) + 1):]
+        if any(line.strip() and _indent(line) <= _indent(text[own_line:at + 1]) for line in rest.split("\n")):
+            return ""
+    return "\n" + "".join(spec.openers[opener] for opener, _ in reversed(stack))
+
+
 def _from_the_hole(text: bytes, cursor: int, error: SyntaxErrorSpan) -> bool:
     """Whether a baseline error is the empty hole's doing, to be repaired by the middle and
     never excused as one the file had: it touches the cursor's token, or it lies after the
@@ -149,6 +186,8 @@ class Window:
         prefix_limit, suffix_limit = PREFIX_WINDOW_CHARS, SUFFIX_WINDOW_CHARS
         while True:
             wp, ws = prefix_window(prefix, prefix_limit), suffix_window(suffix, suffix_limit)
+            if len(ws) == len(suffix):  # the text's real end (a cut window is widened instead)
+                ws += closing_tail(spec, wp, ws)
             wp_b, ws_b = wp.encode("utf-8"), ws.encode("utf-8")
             text = wp_b + ws_b
             baseline = minimal_errors(final_parser.parse(text).root_node)

@@ -1,6 +1,7 @@
 """The parse window around the cursor: its cuts must not invent syntax errors."""
 import grammars
-from grammars.window import SUFFIX_WINDOW_CHARS, suffix_window
+from grammars.registry import get as spec_for
+from grammars.window import SUFFIX_WINDOW_CHARS, closing_tail, suffix_window
 
 
 def _long_python_file() -> tuple[str, str, str]:
@@ -128,3 +129,30 @@ def test_an_error_near_the_cursor_stays_the_holes_own():
     prefix, suffix = "def f(item):\n    x = ", "\n    return x.get(\n"
     assert not constraint.accept_final(prefix, "", suffix)
     assert constraint.accept_final(prefix, "item", suffix) is False  # the suffix's own open call is near: nothing excuses it
+
+
+def test_a_text_that_stops_inside_the_cursors_construct_is_closed_before_judging():
+    # A benchmark item (or a file being written) whose suffix stops inside the object the
+    # cursor is in: the parser's one error from `defineLocale(` to the end moved with every
+    # middle, so the true middle was refused too. The window now parses the text closed
+    # (closing_tail), and a middle is judged on its own errors.
+    constraint = grammars.constraint_for("javascript")
+    prefix = "import moment from '../moment';\n\nexport default moment.defineLocale('it', {\n    months: 'a_b'.split('_'),\n"
+    suffix = "".join(f"    key{i}: 'v{i}',\n" for i in range(10)) + "    week: {\n        dow: 1, // Monday\n        doy: 4, // The week that con"
+    assert constraint.accept_final(prefix, "    monthsShort: 'c_d'.split('_'),\n", suffix)
+    assert not constraint.accept_final(prefix, "    monthsShort: 'c_d'.split('_')),\n", suffix)
+    assert not constraint.accept_final(prefix, "    monthsShort: 'c_d'.split(\n", suffix)
+
+
+def test_a_bracket_the_suffix_comes_back_out_of_is_still_the_middles_to_close():
+    # The closing tail is only for text that never leaves the construct: here the suffix
+    # goes on at the bracket's own level, so the middle must close it.
+    spec = spec_for("python")
+    prefix = "total = compute(\n    first,\n"
+    suffix = "\n" + "".join(f"value_{i} = {i}\n" for i in range(12))
+    assert closing_tail(spec, prefix, suffix) == ""
+    constraint = grammars.constraint_for("python")
+    assert constraint.accept_final(prefix, "    second)\n", suffix)  # no closer was added after the text: one more would refuse it
+    # ... and one opened on the cursor's line is the hole's, however far the text goes on.
+    assert closing_tail(spec, "def f():\n    x = call(", "".join(f"\n        arg_{i}," for i in range(12))) == ""
+    assert closing_tail(spec, "def f():\n    x = call(\n", "".join(f"        arg_{i},\n" for i in range(12))) == "\n)"

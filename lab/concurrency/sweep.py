@@ -17,7 +17,8 @@ same ones in the same order for every mode. The modes (lab/concurrency/servers.p
 Figures per level and mode: total tokens/s (middle tokens of every request / wall time),
 tokens/s per user (sum of tokens / sum of latencies: the rate one client sees), p50/p99
 latency (send to result, queueing and context encoding included), tokens per forward
-(sum of tokens / sum of each request's own passes, the context encoding counted as one),
+(sum of tokens / sum of each request's own passes; both engines encode a new context in the
+pass that writes the first token, as an autoregressive server's prefill does),
 exact match with the held-out text (trailing whitespace ignored), and for `batched` the
 share of middles identical to `sequential`'s. Everything runs in one process, one mode
 after another, so the ratios within one run are the figures to trust on a shared machine.

@@ -6,7 +6,7 @@ returned, on the dev or held-out single-line items, each a cold request.
         [--set confidence_threshold=0.7 ...]
 
 Prints exact match, empty answers, tokens per forward (returned tokens, the context's
-encoding counted, as `infill bench`), forwards, and the worst case of forwards - tokens
+encoding counted where it is a pass of its own, as `infill bench`), forwards, and the worst case of forwards - tokens
 written (the bound of docs/sampler.md: at most 2) and of forwards - tokens returned.
 Knobs are tuned on `--items dev`; the held-out items are for reporting.
 """
