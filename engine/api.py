@@ -28,7 +28,7 @@ from engine.sampler import Denoising, run_to_end
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
-from engine.window import ContextWindow, HealedConstraint, context_window, heal_cursor, prefix_tail, unheal_middle, unheal_pieces
+from engine.window import ContextWindow, HealedConstraint, context_window, heal_cursor, heal_word, prefix_tail, unheal_middle, unheal_pieces
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
@@ -125,6 +125,7 @@ class _Request:
     start: float  # perf_counter() at the request's start
     copy_source: list[int]
     healed: str = ""  # the whitespace cut from the end of the user's prefix (token healing): the user's prefix is prefix + healed
+    healed_word: bool = False  # `healed` is a word's last tokens (heal_word): the middle's first token must start with it, and it is cut off exactly
     copy_suffix: tuple[int, ...] = ()  # the suffix's token ids, where the copy rule also looks (sampler rule 6)
 
 
@@ -166,7 +167,8 @@ class InfillRun:
         bound forwards <= written + 2, docs/sampler.md) cover every candidate."""
         request, settings = self.request, self.schedule[self.attempt]
         self.attempt += 1
-        run = Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards, request.copy_suffix)
+        run = Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards, request.copy_suffix,
+                              first_text=request.healed if request.healed_word else "")
         run.step, run.written = passes_before, written
         run.close_on_veto = CLOSE_ON_VETO
         return run
@@ -196,7 +198,7 @@ class InfillRun:
         step = self.run.advance(logits)
         healed = self.request.healed
         if healed:
-            canvas = unheal_pieces(step.canvas, healed)
+            canvas = unheal_pieces(step.canvas, healed, self.request.healed_word)
             changes = [replace(c, text=canvas[c.position]) if c.position < len(canvas) and canvas[c.position] is not None and canvas[c.position] != step.canvas[c.position] else c for c in step.changes]
             step = replace(step, canvas=canvas, changes=changes)
         return step
@@ -220,11 +222,17 @@ class InfillRun:
         assert result is not None
         result.candidates_tried = self.attempt
         result.replayed = self.replayed
-        sampled = result.middle
-        if result.stop_reason != "cancelled" and request.constraint is not None:
-            accepted = accepted_cut(request.constraint, request.prefix, result.middle, request.suffix)
+        sampled = middle = result.middle
+        prefix, constraint, healed = request.prefix, request.constraint, request.healed
+        if request.healed_word:
+            # From here on the user's text: the word's backed-off tokens come off exactly,
+            # and the plain check judges the user's prefix with what the user would get.
+            middle, prefix, healed = unheal_middle(middle, healed, exact=True), prefix + healed, ""
+            constraint = getattr(constraint, "inner", constraint)
+        if result.stop_reason != "cancelled" and constraint is not None:
+            accepted = accepted_cut(constraint, prefix, middle, request.suffix)
             if accepted is None:
-                self.refused += result.vetoed > 0 or shows_something(result.middle)
+                self.refused += result.vetoed > 0 or shows_something(middle)
                 result.vetoed += 1
                 if self.attempt < len(self.schedule) and result.stop_reason != "deadline":  # no time for another
                     self.run = self._begin(result.forwards, passes_before=final.step, written=result.written)
@@ -234,12 +242,12 @@ class InfillRun:
                     # wrote nothing (an end, whitespace, an empty comment) and no commit was
                     # vetoed, the model proposed nothing and the last candidate's reason stands.
                     result.stop_reason = "rejected"
-            result.middle = accepted or ""
+            middle = accepted or ""
         self.seen.clear()  # answered: the kept logits are not needed any more
         self.seen_bytes = 0
         # Healed cursor: the model wrote the whitespace the user had typed; the answer is
         # relative to the user's cursor (engine/window.py: unheal_middle).
-        result.middle = tidy_middle(request.prefix + request.healed, unheal_middle(result.middle, request.healed), request.suffix)
+        result.middle = tidy_middle(prefix + healed, unheal_middle(middle, healed), request.suffix)
         if result.middle != sampled:  # the final check or the seams cut it: count what is returned
             result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0
         self.final = final
@@ -258,6 +266,10 @@ class InfillJob:
         # (engine/window.py: heal_cursor) and the answer is handed back relative to the
         # real cursor (InfillRun).
         self.prefix, self.healed = heal_cursor(prefix) if cfg.heal_cursor else (prefix, "")
+        self.healed_word = False
+        if not self.healed and cfg.heal_word and cfg.max_tokens > 0:  # inside a word: its last tokens are written again
+            self.prefix, self.healed = heal_word(prefix, engine.tokenizer)
+            self.healed_word = bool(self.healed)
         self.cancel, self.cross_file, self.cache_key, self.language = cancel, cross_file, cache_key, language
         self.run: Optional[InfillRun] = None
         self.reused = 0
@@ -279,9 +291,9 @@ class InfillJob:
         else:
             context = engine._encode(prefix_ids, suffix_ids, old, self.cache_key)
         # A healed request's syntax checks judge the text the user gets (HealedConstraint).
-        constraint = HealedConstraint(self.constraint, self.healed) if self.constraint is not None and self.healed else self.constraint
+        constraint = HealedConstraint(self.constraint, self.healed, self.healed_word) if self.constraint is not None and self.healed else self.constraint
         copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
-        request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed, copy_suffix)
+        request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed, self.healed_word, copy_suffix)
         # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
         self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0)
 

@@ -515,10 +515,17 @@ class Denoising:
     vetoed: int = 0  # commits the constraint refused
     edit_passes: int = 0  # passes run with no mask left (only edits possible)
     stop: Optional[str] = None  # why it stopped, once it has
+    first_allowed: Optional[torch.Tensor] = None  # (V,) bool: the tokens the middle's first position may hold (a healed word), None: any
 
     @classmethod
-    def begin(cls, tok: Tokenizer, settings: SamplerSettings, constraint: Optional[SyntaxConstraint], prefix: str, suffix: str, copy_source: Optional[Sequence[int]], start: float, forwards: int, copy_suffix: Sequence[int] = ()) -> "Denoising":
-        """The state before the first pass: a first block of masks (none for max_tokens 0)."""
+    def begin(cls, tok: Tokenizer, settings: SamplerSettings, constraint: Optional[SyntaxConstraint], prefix: str, suffix: str, copy_source: Optional[Sequence[int]], start: float, forwards: int, copy_suffix: Sequence[int] = (), first_text: str = "") -> "Denoising":
+        """The state before the first pass: a first block of masks (none for max_tokens 0).
+        `first_text`: text the middle's first token must start with (a word healed at the
+        cursor, engine/window.py `heal_word`)."""
+        first_allowed = None
+        if first_text:
+            first_allowed = torch.zeros(tok.vocab_size, dtype=torch.bool)
+            first_allowed[tok.starting_with(first_text)] = True
         return cls(
             canvas=CanvasState(min(settings.block_size, max(0, settings.max_tokens)), tok),
             settings=settings,
@@ -529,6 +536,7 @@ class Denoising:
             generator=torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None,
             start=start,
             forwards=forwards,
+            first_allowed=first_allowed,
         )
 
     @property
@@ -608,7 +616,21 @@ def predict(logits: torch.Tensor, run: Denoising, forward: bool = True) -> torch
     probs = _probabilities(logits, run.settings, run.generator).cpu()
     if run.copy_index is not None:
         _copy_mix(probs, run.canvas, run.copy_index, run.settings.copy_weight)
+    if run.first_allowed is not None and probs.shape[0]:
+        _restrict(probs[0], run.first_allowed[: probs.shape[1]])
     return probs
+
+
+def _restrict(row: torch.Tensor, allowed: torch.Tensor) -> None:
+    """A position's distribution conditioned on its token being one of `allowed` (a healed
+    word: every pass, so a commit, a fallback and an edit there all write the word again);
+    uniform over them if the model gives them no mass at all."""
+    row[~allowed] = 0.0
+    total = float(row.sum())
+    if total > 0:
+        row /= total
+    else:
+        row[allowed] = 1.0 / max(1, int(allowed.sum()))
 
 
 def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) -> list[Proposal]:

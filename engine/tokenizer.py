@@ -1,6 +1,7 @@
 """Byte-level BPE tokenizer (Hugging Face `tokenizers`) plus the special ids the sampler needs."""
 from __future__ import annotations
 
+import bisect
 import re
 from pathlib import Path
 from typing import Optional, Sequence
@@ -44,6 +45,7 @@ class Tokenizer:
         self.bos_id = bos_id
         self.special_ids = frozenset(i for i in (mask_id, eom_id, pad_id, bos_id) if i is not None)
         self._piece_cache: dict[int, str] = {}
+        self._sorted_pieces: Optional[tuple[list[str], list[int]]] = None  # for starting_with, built on first use
 
     @classmethod
     def from_file(cls, path: Path) -> "Tokenizer":
@@ -72,6 +74,21 @@ class Tokenizer:
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.hf.decode([i for i in ids if i not in self.special_ids], skip_special_tokens=False)
+
+    def starting_with(self, text: str) -> list[int]:
+        """The text tokens whose piece starts with `text` (token healing: the tokens that
+        can write a word the user has begun). A sorted index of the pieces, built once."""
+        if self._sorted_pieces is None:
+            added = set(self.hf.get_added_tokens_decoder())  # <mask>, <sep>, ...: never text
+            pairs = sorted((self.piece(i), i) for i in range(self.vocab_size) if i not in added and i not in self.special_ids)
+            pairs = [(p, i) for p, i in pairs if p and "\ufffd" not in p]  # no partial UTF-8 pieces: they cannot be matched as text
+            self._sorted_pieces = ([p for p, _ in pairs], [i for _, i in pairs])
+        pieces, ids = self._sorted_pieces
+        start = bisect.bisect_left(pieces, text)
+        end = start
+        while end < len(pieces) and pieces[end].startswith(text):
+            end += 1
+        return ids[start:end]
 
     def piece(self, token_id: int) -> str:
         """The text of one token on its own (for streaming a canvas position)."""

@@ -95,35 +95,77 @@ HEALED_WHITESPACE = " \t"  # horizontal whitespace only: a newline is a token bo
 def heal_cursor(prefix: str) -> tuple[str, str]:
     """(the prefix the model sees, the text removed from its end). The removed text is
     the run of spaces and tabs at the end of the prefix, after a line start or mid-line;
-    "" when the prefix ends otherwise. A cursor inside a word (`retu|`) is left alone:
-    backing it off would need the first token of the middle constrained to extend the
-    word, which the sampler does not do (the model could write another word)."""
+    "" when the prefix ends otherwise. A cursor inside a word (`retu|`) is healed by
+    `heal_word` instead."""
     kept = prefix.rstrip(HEALED_WHITESPACE)
     return kept, prefix[len(kept):]
 
 
-def unheal_middle(middle: str, removed: str) -> str:
+# A cursor inside a word (`while len(entri|`) cuts a token in two as well: the prefix
+# ends in `ent` + `ri`, pieces the model saw before `es` almost never, so it writes
+# something else (`entri` + `e):`), and an editor asks at every keystroke, mostly inside
+# words (the typing replay of docs/lsp.md: 245 of 380 keystrokes, 137 of them answered
+# empty). Healing backs off the word's last tokens and makes the middle's first token
+# write them again: only tokens whose text starts with the removed text may stand at the
+# middle's first position (engine/sampler.py, `first_allowed`), so `entri` comes back as
+# `entries`.
+HEALED_WORD_TOKENS = 3  # at most this many tokens backed off
+
+
+def heal_word(prefix: str, tok) -> tuple[str, str]:
+    """(the prefix the model sees, the text removed from its end) for a prefix that ends
+    inside a word (a letter, digit or `_` last): its last tokens, up to HEALED_WORD_TOKENS
+    on the cursor's line, as long as some token of the vocabulary starts with their
+    text (`Tokenizer.starting_with`), so that the middle can write them again. (prefix,
+    "") otherwise."""
+    if not prefix or not (prefix[-1].isalnum() or prefix[-1] == "_"):
+        return prefix, ""
+    line_start = prefix.rfind("\n") + 1
+    line = prefix[max(line_start, len(prefix) - 200) :]  # the tokens at the end need only the line's tail
+    cut_short = len(line) < len(prefix) - line_start  # then its first token may be a piece of a longer one
+    ids = tok.encode(line)
+    removed = ""
+    for k in range(1, min(HEALED_WORD_TOKENS, len(ids)) + 1):
+        text = tok.decode(ids[-k:])
+        if not text or not line.endswith(text) or (cut_short and len(text) >= len(line)) or not tok.starting_with(text):
+            break
+        removed = text
+    return prefix[: len(prefix) - len(removed)], removed
+
+
+def unheal_middle(middle: str, removed: str, exact: bool = False) -> str:
     """The middle relative to the real cursor, for a middle written after the healed
     prefix. Whitespace equivalence: the spaces and tabs the user typed before the cursor
     stand for whatever run of spaces and tabs the model writes first, so that run is
     dropped whole (the model writing 4 spaces where the user has 8 is not doubled, nor
     re-indented: the user chose the indentation by where the cursor is). A middle that
-    starts with a newline or anything else is returned as written."""
+    starts with a newline or anything else is returned as written. A healed word
+    (`exact`): the middle starts with the removed text, which is dropped; one that does
+    not (none could, by construction) is no answer."""
     if not removed:
         return middle
+    if exact:
+        return middle[len(removed):] if middle.startswith(removed) else ""
     return middle.lstrip(HEALED_WHITESPACE)
 
 
-def unheal_pieces(pieces: list, removed: str) -> list:
+def unheal_pieces(pieces: list, removed: str, exact: bool = False) -> list:
     """A streamed canvas (token texts, None while masked) as seen from the real cursor:
     the leading spaces and tabs of its first committed pieces are dropped, up to the
-    first masked position or the first piece with something else in it."""
+    first masked position or the first piece with something else in it; for a healed
+    word (`exact`), the removed text's characters from the first pieces."""
     if not removed:
         return pieces
     out = list(pieces)
+    left = len(removed)
     for i, piece in enumerate(out):
         if piece is None:
             break
+        if exact:
+            out[i], left = piece[left:], max(0, left - len(piece))
+            if not left:
+                break
+            continue
         out[i] = piece.lstrip(HEALED_WHITESPACE)
         if out[i]:
             break
@@ -141,20 +183,20 @@ class HealedConstraint:
     the suffix does not match), and the answer came back empty although the text shown
     would have been valid (docs/ladder.md, "Empty answers under the constraint")."""
 
-    def __init__(self, inner, healed: str) -> None:
-        self.inner, self.healed = inner, healed
+    def __init__(self, inner, healed: str, exact: bool = False) -> None:
+        self.inner, self.healed, self.exact = inner, healed, exact  # exact: a healed word (unheal_middle)
 
     def __getattr__(self, name: str):  # stats, spec: the inner constraint's
         return getattr(self.inner, name)
 
     def allows(self, prefix: str, pieces, suffix: str) -> bool:
-        return self.inner.allows(prefix + self.healed, unheal_pieces(list(pieces), self.healed), suffix)
+        return self.inner.allows(prefix + self.healed, unheal_pieces(list(pieces), self.healed, self.exact), suffix)
 
     def accept_final(self, prefix: str, middle: str, suffix: str) -> bool:
-        return self.inner.accept_final(prefix + self.healed, unheal_middle(middle, self.healed), suffix)
+        return self.inner.accept_final(prefix + self.healed, unheal_middle(middle, self.healed, self.exact), suffix)
 
     def accept_complete(self, prefix: str, middle: str, suffix: str) -> bool:
-        return self.inner.accept_complete(prefix + self.healed, unheal_middle(middle, self.healed), suffix)
+        return self.inner.accept_complete(prefix + self.healed, unheal_middle(middle, self.healed, self.exact), suffix)
 
     def polish(self, prefix: str, middle: str, suffix: str) -> str:
         """The polished middle, unhealed (unheal_middle of it is itself)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import engine
-from engine.window import heal_cursor, unheal_middle, unheal_pieces
+from engine.window import heal_cursor, heal_word, unheal_middle, unheal_pieces
 
 BLOCK = "def f(x):\n    if x:\n        "  # the cursor after Enter in a block
 AFTER = "\n    return 0\n"
@@ -22,7 +22,7 @@ AFTER = "\n    return 0\n"
         ("", "", ""),  # empty prefix
         ("    ", "", "    "),  # nothing but indentation
         ("x = 1\n", "x = 1\n", ""),  # a line start with no indentation is a token boundary already
-        ("    retu", "    retu", ""),  # cursor inside a word: left alone (module docstring says why)
+        ("    retu", "    retu", ""),  # cursor inside a word: heal_word's (below)
     ],
 )
 def test_heal_cursor_cuts_trailing_spaces_and_tabs_only(prefix, kept, removed):
@@ -121,3 +121,66 @@ def test_the_syntax_checks_judge_the_text_the_user_gets(tiny_model_dir):
     n = len(tok.encode("    total += b\n")) + 1
     result = eng.infill(prefix, suffix, language="python", max_tokens=n, block_size=n, copy_weight=0.0)
     assert result.middle == "total += b\n", (result.middle, result.stop_reason)
+
+
+# ------------------------------------------------------------ a cursor inside a word
+@pytest.fixture(scope="module")
+def shipped_tok():
+    return engine.load(None).tokenizer
+
+
+@pytest.mark.parametrize(
+    "prefix, kept, removed",
+    [
+        ("    while len(entri", "    while len(", "entri"),  # `ent` + `ri`: backed off to a word start some token writes whole
+        ("x = 1\n        whil", "x = 1\n       ", " whil"),  # the indentation's last space goes with the word, as the tokenizer glues it
+        ("x = 1\nimpo", "x = 1\n", "impo"),  # a word at a line start
+        ("x.append(a1", "x.append(a", "1"),
+        ("foo(", "foo(", ""),  # not inside a word
+        ("foo  ", "foo  ", ""),  # trailing whitespace is heal_cursor's
+        ("", "", ""),
+    ],
+)
+def test_heal_word_backs_off_the_words_last_tokens(shipped_tok, prefix, kept, removed):
+    assert heal_word(prefix, shipped_tok) == (kept, removed)
+    if removed:
+        assert "\n" not in removed and shipped_tok.starting_with(removed)  # some token can write it again
+        assert all(shipped_tok.piece(t).startswith(removed) for t in shipped_tok.starting_with(removed))
+
+
+def test_a_healed_word_comes_off_the_middle_exactly():
+    assert unheal_middle("entries):\n", "entri", exact=True) == "es):\n"
+    assert unheal_middle("entri", "entri", exact=True) == ""
+    assert unheal_middle("items)", "entri", exact=True) == ""  # not the user's word: no answer
+    assert unheal_pieces(["ent", "ries", None, ")"], "entri", exact=True) == ["", "es", None, ")"]
+    assert unheal_pieces([None, "x"], "entri", exact=True) == [None, "x"]
+
+
+class _PrefersAnotherWord(_Writes):
+    """Writes `text`, but at the middle's first position likes `other` better."""
+
+    def __init__(self, tok, text: str, other: str):
+        super().__init__(tok, text)
+        self.other = tok.encode(other)[0]
+
+    def canvas_logits(self, context, canvas_ids):
+        logits = super().canvas_logits(context, canvas_ids)
+        logits[0, 0, self.other] = 12.0
+        return logits
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+def test_the_middles_first_token_writes_the_healed_word_again(shipped_tok, constrained):
+    """Inside `entri`, a model that likes `items` best at the first position still writes
+    `entries` there: the first position may only hold a token that starts with the
+    backed-off text, and the answer is the rest of the word and what follows."""
+    from engine.api import Engine
+
+    tok = shipped_tok
+    eng = Engine(_PrefersAnotherWord(tok, "entries)\n", "items"), tok)
+    n = len(tok.encode("entries)\n")) + 1
+    settings = dict(max_tokens=n, block_size=n, copy_weight=0.0, constrained=constrained, language="python")
+    healed = eng.infill("n = len(entri", "", **settings)
+    assert healed.middle == "es)\n", (healed.middle, healed.stop_reason)
+    plain = eng.infill("n = len(entri", "", heal_word=False, **settings)
+    assert not plain.middle.startswith("es")  # without healing the model's favourite stands

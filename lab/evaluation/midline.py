@@ -51,3 +51,20 @@ def midline_items(items: list[dict]) -> list[dict]:
         start, end = span
         out.append({**item, "prefix": item["prefix"] + line[:start], "middle": line[start:end], "suffix": line[end:] + item["suffix"]})
     return out
+
+
+def midword_items(items: list[dict]) -> list[dict]:
+    """Mid-word variants of single-line items: the cursor inside the line's first word
+    (after its indentation), after half of it, as when a user types it and the editor asks
+    at every key; the middle is the rest of the line. Words shorter than 4 characters are
+    skipped (an editor's suggestion after one typed letter says little)."""
+    out = []
+    for item in items:
+        line = item["middle"]
+        body = line.lstrip(" \t")
+        word = body[: len(body) - len(body.lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"))]
+        if len(word) < 4 or word[0].isdigit():
+            continue
+        cut = len(line) - len(body) + len(word) // 2
+        out.append({**item, "prefix": item["prefix"] + line[:cut], "middle": line[cut:]})
+    return out

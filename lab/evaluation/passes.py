@@ -28,8 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     import engine.sampler
 
     p = argparse.ArgumentParser(prog="python -m lab.evaluation.passes", description=__doc__.splitlines()[0])
-    p.add_argument("--items", choices=["dev", "heldout", "dev-midline", "heldout-midline"], default="dev",
-                   help="the line items, or their mid-line variants (cursor inside a call's brackets: lab/evaluation/midline.py)")
+    p.add_argument("--items", choices=["dev", "heldout", "dev-midline", "heldout-midline", "dev-midword", "heldout-midword"], default="dev",
+                   help="the line items, or their mid-line variants (cursor inside a call's brackets) or mid-word ones (cursor inside the line's first word): lab/evaluation/midline.py")
     p.add_argument("--limit", type=int, default=120, help="the first N items")
     p.add_argument("--model", type=Path, default=None)
     p.add_argument("--forced-before-closing", type=int, default=None)
@@ -60,10 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         eng.settings = eng.settings.replace(candidates=args.candidates)
     if args.knobs:
         eng.settings = eng.settings.replace(**{name: json.loads(value) for name, value in (k.split("=", 1) for k in args.knobs)})
-    if args.items.endswith("-midline"):
-        from lab.evaluation.midline import midline_items
+    if args.items.endswith(("-midline", "-midword")):
+        from lab.evaluation.midline import midline_items, midword_items
 
-        items = midline_items(load_items(None, DEV_FILE if args.items.startswith("dev") else BENCH_FILE))[: args.limit]
+        derive = midline_items if args.items.endswith("-midline") else midword_items
+        items = derive(load_items(None, DEV_FILE if args.items.startswith("dev") else BENCH_FILE))[: args.limit]
     else:
         items = load_items(args.limit, DEV_FILE if args.items == "dev" else BENCH_FILE)
     eng.infill(items[0]["prefix"], items[0]["suffix"], language=items[0].get("language"))  # warm-up
