@@ -294,6 +294,12 @@ class InfillJob:
         constraint = HealedConstraint(self.constraint, self.healed, self.healed_word) if self.constraint is not None and self.healed else self.constraint
         copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
         request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed, self.healed_word, copy_suffix)
+        in_string = getattr(self.constraint, "in_string", None)
+        if cfg.constrained and in_string is not None and in_string(self.prefix + self.healed, self.suffix):
+            # Inside a docstring being written: prose has no end the model is sure of, and a
+            # middle that stays in the string is judged inert (grammars/window.py), so the
+            # suggestion is the rest of the line.
+            cfg = cfg.replace(end_at_line_end=True)
         # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
         self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0)
 

@@ -439,14 +439,16 @@ def extend_by_copy(probs: torch.Tensor, run: "Denoising", changes: list[CanvasCh
 def end_after_newline(probs: torch.Tensor, run: "Denoising", changes: list[CanvasChange]) -> list[CanvasChange]:
     """Rule 7's end: when this pass's last written token holds a newline and the position
     after it is masked with nothing masked before, an end of middle there if it is the
-    model's most likely token and the constraint allows it (the final check judges the
-    middle as always)."""
+    model's most likely token (or whatever it is, with `end_at_line_end`) and the
+    constraint allows it (the final check judges the middle as always)."""
     canvas = run.canvas
     tok = canvas.tok
     position = _after_written(canvas, changes)
     if not run.settings.end_after_newline or not run.settings.allow_end or position is None:
         return []
-    if "\n" not in tok.piece(canvas.ids[position - 1]) or int(probs[position].argmax()) != tok.eom_id:
+    if "\n" not in tok.piece(canvas.ids[position - 1]):
+        return []
+    if int(probs[position].argmax()) != tok.eom_id and not run.settings.end_at_line_end:
         return []
     if run.constraint is not None and not run.constraint.allows(run.prefix, canvas.pieces({position: tok.eom_id}), run.suffix):
         return []
@@ -587,7 +589,13 @@ class Denoising:
             # Cut short: the text up to the first position still masked, never text
             # joined across a gap.
             middle_ids = [t for t in self.canvas.ids[: self.canvas.ids.index(tok.mask_id)] if t != tok.eom_id]
-        result = InfillResult(tok.decode(middle_ids), len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed, written=self.written)
+        text = tok.decode(middle_ids)
+        if self.settings.end_at_line_end and "\n" in text[:-1]:
+            # A pass's run of sure tokens can go past the newline that end_after_newline
+            # ends at: the middle is its first line all the same.
+            text = text[: text.index("\n") + 1]
+            middle_ids = tok.encode(text)
+        result = InfillResult(text, len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed, written=self.written)
         return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, result.ms, result=result)
 
 
@@ -617,7 +625,10 @@ def predict(logits: torch.Tensor, run: Denoising, forward: bool = True) -> torch
     if run.copy_index is not None:
         _copy_mix(probs, run.canvas, run.copy_index, run.settings.copy_weight)
     if run.first_allowed is not None and probs.shape[0]:
-        _restrict(probs[0], run.first_allowed[: probs.shape[1]])
+        allowed = run.first_allowed
+        if allowed.shape[0] != probs.shape[1]:  # a checkpoint's vocabulary padded past its tokenizer's
+            allowed = torch.cat([allowed, allowed.new_zeros(max(0, probs.shape[1] - allowed.shape[0]))])[: probs.shape[1]]
+        _restrict(probs[0], allowed)
     return probs
 
 

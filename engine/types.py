@@ -111,6 +111,7 @@ class SamplerSettings:
     # pass). A 3000-token request ran 11 minutes on a CPU with nothing to show (issue 26).
     deadline_seconds: float = knob(60.0, 0.0, 3600.0)
     heal_cursor: bool = knob(True, client=True)  # a prefix ending in spaces/tabs is cut before them and the model writes them (token healing, engine/window.py, docs/ladder.md)
+    end_at_line_end: bool = knob(False, client=True)  # end the middle after its first newline (the engine sets it inside a docstring, where prose has no end of its own)
     heal_word: bool = knob(True, client=True)  # a prefix ending inside a word is cut before its last tokens and the middle's first token must write them again (engine/window.py heal_word)
 
     def replace(self, **changes: object) -> "SamplerSettings":

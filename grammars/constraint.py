@@ -120,6 +120,8 @@ class TreeSitterConstraint:
                 # the canvas around it has not changed), so answers are remembered.
                 key = (window.prefix, window.suffix, tuple(pieces))
                 ok = self._answers.get(key)
+                if ok is None and window.string_close is not None and window.inert("".join(p or "" for p in pieces)):
+                    ok = True  # text inside the docstring the cursor is in: the file parses as before
                 if ok is None:
                     if len(self._answers) >= ANSWER_CACHE_SIZE:
                         self._answers.clear()
@@ -214,6 +216,8 @@ class TreeSitterConstraint:
         try:
             with self._lock:
                 window = self._windows.get(prefix, suffix)
+                if window.inert(middle):  # prose inside the docstring the cursor is in
+                    return True
                 ok = added_errors(window, middle) == 0
                 if ok and self.spec.name == "python":
                     # tree-sitter-python lets through code CPython refuses (a statement
@@ -225,6 +229,13 @@ class TreeSitterConstraint:
         if not ok:
             self.stats.final_rejections += 1
         return ok
+
+    def in_string(self, prefix: str, suffix: str) -> bool:
+        """Whether the cursor is inside a multi-line string (a docstring being written):
+        there a middle that does not close it is judged inert (`Window.inert`), and the
+        engine ends it at its first line (engine/api.py)."""
+        with self._lock:
+            return self._windows.get(prefix, suffix).string_close is not None
 
     def accept_complete(self, prefix: str, middle: str, suffix: str) -> bool:
         """The same judgement as accept_final (which since issue 16 also requires the

@@ -64,6 +64,19 @@ def open_brackets(spec: LanguageSpec, text: str) -> "list[tuple[str, int]] | Non
     return stack
 
 
+def open_multiline_string(spec: LanguageSpec, text: str) -> "tuple[str, int] | None":
+    """(closing delimiter, offset of the opening one) of the multi-line string (Python's
+    triple quotes, a backquote) that `text` ends inside, else None (strings and comments
+    read as `_bracket_events` does)."""
+    last = None
+    for event in _bracket_events(spec, text, offsets=True):
+        last = event
+    if last is None or last[0] != "unterminated":
+        return None
+    close = dict(spec.quotes).get(last[1], last[1])
+    return (close, last[2]) if len(close) > 1 or close == "`" else None
+
+
 def _bracket_events(spec: LanguageSpec, text: str, offsets: bool = False):
     """("open" | "close", bracket) per bracket outside strings and comments, and
     ("unterminated", quote) per string that does not end; with `offsets`, each event's
@@ -85,9 +98,10 @@ def _bracket_events(spec: LanguageSpec, text: str, offsets: bool = False):
             continue
         quote = next((q for q in quotes if text.startswith(q[0], i)), None)
         if quote is not None:
+            opened = i
             i, terminated = _skip_string(text, i + len(quote[0]), quote[1])
-            if not terminated:
-                yield ("unterminated", quote[0], i) if offsets else ("unterminated", quote[0])
+            if not terminated:  # with offsets: where the string opened
+                yield ("unterminated", quote[0], opened) if offsets else ("unterminated", quote[0])
             continue
         if ch in openers:
             yield ("open", ch, i) if offsets else ("open", ch)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Optional
 
 import tree_sitter as ts
 
-from .lexical import bracket_depths, open_brackets
+from .lexical import bracket_depths, open_brackets, open_multiline_string
 from .registry import LanguageSpec
 from .syntax import IncrementalParser, SyntaxErrorSpan, minimal_errors, token_left, token_right
 
@@ -87,6 +88,24 @@ def _cut_tail(text: bytes, cursor: int, error: SyntaxErrorSpan) -> bool:
         return False  # not on the last line
     line_end = text.find(b"\n", cursor)
     return line_end != -1 and text.count(b"\n", line_end, error.start) > LATE_LINES
+
+
+def _string_at_cursor(spec: LanguageSpec, prefix: str, parser: IncrementalParser, text: bytes, cursor: int) -> Optional[str]:
+    """The closing delimiter of the multi-line string the cursor is inside, if the lexer
+    says so and the parser agrees: at the opening delimiter it sees a string or an error
+    (an unterminated string it could not place; it often recovers by pairing the quotes
+    with a later docstring's, which the node at the cursor then does not show)."""
+    found = open_multiline_string(spec, prefix)
+    if found is None:
+        return None
+    close, opened = found
+    at = len(prefix[:opened].encode("utf-8"))
+    node = parser.parse(text).root_node.descendant_for_byte_range(at, at)
+    while node is not None:
+        if "string" in node.type or node.type == "ERROR":
+            return close
+        node = node.parent
+    return None
 
 
 def _indent(line: str) -> int:
@@ -174,6 +193,10 @@ class Window:
     prefix_text: str = ""
     suffix_text: str = ""
     cursor_errors: list[SyntaxErrorSpan] = field(default_factory=list)
+    # The closing delimiter of the multi-line string (a docstring) the cursor is inside,
+    # by both the lexer and the parser; None elsewhere. Text that does not close it is
+    # inert there: the file parses as before, whatever the middle says (`inert`).
+    string_close: Optional[str] = None
 
     @property
     def cursor(self) -> int:
@@ -213,7 +236,19 @@ class Window:
             prefix_text=wp,
             suffix_text=ws,
             cursor_errors=at_cursor,
+            string_close=_string_at_cursor(spec, wp, final_parser, text, cursor),
         )
+
+    def inert(self, middle: str) -> bool:
+        """Whether `middle`, at the cursor inside this window's multi-line string, stays
+        string content: it neither closes the string (not even with the quotes around the
+        cursor) nor ends in a backslash that would escape what follows."""
+        close = self.string_close
+        if close is None or middle.endswith("\\"):
+            return False
+        around = self.prefix_text[-(len(close) - 1) :] if len(close) > 1 else ""
+        after = self.suffix_text[: len(close) - 1] if len(close) > 1 else ""
+        return close not in around + middle + after
 
     def baseline_near(self, lo: int, hi: int) -> bool:
         """Whether the baseline has an error touching [lo, hi] (baseline byte offsets)."""

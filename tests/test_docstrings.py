@@ -1,0 +1,74 @@
+"""A cursor inside a docstring being written: prose there is inert (it cannot break the
+file), so the checks accept a middle that does not close the string, and the engine ends
+the suggestion at its first line (grammars/window.py `Window.inert`, engine/api.py)."""
+from __future__ import annotations
+
+import pytest
+
+import grammars
+from grammars.lexical import open_multiline_string
+from grammars.registry import get as spec_for
+
+# The user is writing a method's docstring; the file goes on with code and another
+# docstring, whose quotes the parser pairs with the open ones.
+PREFIX = 'class Cache:\n    def lookup(self, key):\n        """The rest of a sugg'
+SUFFIX = '\n        return self.entries.get(key)\n\n    def store(self, key, value):\n        """Keep it."""\n        self.entries[key] = value\n'
+
+
+def test_the_lexer_finds_the_string_the_text_ends_in():
+    spec = spec_for("python")
+    close, opened = open_multiline_string(spec, PREFIX)
+    assert close == '"""' and PREFIX[opened:].startswith('"""The rest')
+    assert open_multiline_string(spec, 'x = """done"""\ny = f(') is None
+    assert open_multiline_string(spec, "x = 'abc") is None  # a one-line string is the hole's to close
+
+
+def test_prose_inside_the_docstring_is_accepted_and_closing_it_is_judged_as_code():
+    constraint = grammars.constraint_for("python")
+    assert constraint.in_string(PREFIX, SUFFIX)
+    assert constraint.accept_final(PREFIX, "estion the user is typing through.\n", SUFFIX)
+    assert constraint.allows(PREFIX, ["estion", " the", None, None], SUFFIX)
+    # Text that closes the string is code again, and this code is broken.
+    assert not constraint.accept_final(PREFIX, 'estion."""\n        return (\n', SUFFIX)
+    # Quotes completing the delimiter with the prefix's or suffix's count as closing it.
+    assert not grammars.constraint_for("python")._windows.get(PREFIX + '""', SUFFIX).inert('"x')
+    # Outside a string nothing changes.
+    assert not constraint.in_string("def f(x):\n    retu", "\n")
+    assert not constraint.accept_final("def f(x):\n    return (", "x +\n", "\n")
+
+
+class _WritesTwoLines:
+    def __init__(self, tok, text: str):
+        self.tok, self.ids = tok, tok.encode(text) + [tok.eom_id]
+
+    def encode_context(self, prefix_ids, suffix_ids, reuse=None):
+        return None
+
+    def canvas_logits(self, context, canvas_ids):
+        import torch
+
+        n = canvas_ids.shape[1]
+        logits = torch.full((1, n, self.tok.vocab_size), -30.0)
+        for i in range(n):
+            logits[0, i, self.ids[min(i, len(self.ids) - 1)]] = 10.0
+        return logits
+
+
+@pytest.mark.parametrize("inside, expected", [(True, "gestion the user is typing."), (False, None)])
+def test_the_engine_ends_a_docstring_suggestion_at_its_first_line(inside, expected):
+    """A model that would write two lines of prose: inside the docstring the suggestion is
+    the first (prose has no end the model is sure of; its newline is the suffix's, so the
+    seams drop it); in code the model's end stands."""
+    import engine
+    from engine.api import Engine
+
+    tok = engine.load(None).tokenizer
+    text = "gestion the user is typing.\nIt goes on here.\n"
+    eng = Engine(_WritesTwoLines(tok, text), tok)
+    n = len(tok.encode(text)) + 1
+    prefix = PREFIX if inside else "def f():\n    x = sugg"
+    result = eng.infill(prefix, SUFFIX, language="python", max_tokens=n, block_size=n, copy_weight=0.0, heal_word=False)
+    if expected is not None:
+        assert result.middle == expected, (result.middle, result.stop_reason)
+    else:
+        assert "\n" not in result.middle.rstrip("\n") or result.middle == "", result.middle  # no prose pass-through in code
