@@ -28,7 +28,7 @@ from engine.sampler import Denoising, run_to_end
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
-from engine.window import ContextWindow, HealedConstraint, context_window, heal_cursor, heal_word, prefix_tail, unheal_middle, unheal_pieces
+from engine.window import ContextWindow, HealedConstraint, completed_indentation, context_window, heal_cursor, heal_word, prefix_tail, unheal_middle, unheal_pieces
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
@@ -231,6 +231,14 @@ class InfillRun:
             constraint = getattr(constraint, "inner", constraint)
         if result.stop_reason != "cancelled" and constraint is not None:
             accepted = accepted_cut(constraint, prefix, middle, request.suffix)
+            rest = completed_indentation(middle, healed) if accepted is None and not request.healed_word else None
+            if rest is not None:
+                # The user stopped inside an indentation (3 of 8 spaces typed) and the model
+                # wrote the whole of it: at the user's cursor as it stands the line is
+                # refused, with the rest of the model's indentation it may be valid.
+                accepted = accepted_cut(getattr(constraint, "inner", constraint), prefix + healed, rest, request.suffix)
+                if accepted is not None:
+                    prefix, healed = prefix + healed, ""  # the answer is the user's text already
             if accepted is None:
                 self.refused += result.vetoed > 0 or shows_something(middle)
                 result.vetoed += 1

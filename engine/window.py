@@ -149,6 +149,19 @@ def unheal_middle(middle: str, removed: str, exact: bool = False) -> str:
     return middle.lstrip(HEALED_WHITESPACE)
 
 
+def completed_indentation(middle: str, removed: str) -> "str | None":
+    """The middle from the user's cursor when the spaces and tabs the user typed are the
+    start of a longer run the model wrote (the user is still typing the indentation): the
+    rest of the model's run and its text. None otherwise (the user's indentation stands,
+    `unheal_middle`). Asked only for a middle refused at the user's indentation."""
+    if not removed or removed.strip(HEALED_WHITESPACE):
+        return None
+    run = middle[: len(middle) - len(middle.lstrip(HEALED_WHITESPACE))]
+    if len(run) <= len(removed) or not run.startswith(removed):
+        return None
+    return middle[len(removed):]
+
+
 def unheal_pieces(pieces: list, removed: str, exact: bool = False) -> list:
     """A streamed canvas (token texts, None while masked) as seen from the real cursor:
     the leading spaces and tabs of its first committed pieces are dropped, up to the

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import engine
-from engine.window import heal_cursor, heal_word, unheal_middle, unheal_pieces
+from engine.window import completed_indentation, heal_cursor, heal_word, unheal_middle, unheal_pieces
 
 BLOCK = "def f(x):\n    if x:\n        "  # the cursor after Enter in a block
 AFTER = "\n    return 0\n"
@@ -184,3 +184,26 @@ def test_the_middles_first_token_writes_the_healed_word_again(shipped_tok, const
     assert healed.middle == "es)\n", (healed.middle, healed.stop_reason)
     plain = eng.infill("n = len(entri", "", heal_word=False, **settings)
     assert not plain.middle.startswith("es")  # without healing the model's favourite stands
+
+
+def test_an_indentation_the_user_is_still_typing_is_completed_when_that_is_what_parses():
+    assert completed_indentation("        print(x)\n", "   ") == "     print(x)\n"
+    assert completed_indentation("    print(x)\n", "    ") is None  # the same run: the user's indentation stands
+    assert completed_indentation("  print(x)\n", "    ") is None  # shorter: the user's stands
+    assert completed_indentation("\tprint(x)\n", "  ") is None  # another kind of whitespace
+    assert completed_indentation("        x", "") is None
+
+
+def test_the_engine_completes_a_half_typed_indentation(shipped_tok):
+    """The user has typed 3 of the 8 spaces a loop body needs; the model writes the line
+    with its 8. At the user's cursor as it stands (3 spaces + `print(x)`) the file breaks;
+    with the model's other 5 it parses, and that is the answer."""
+    from engine.api import Engine
+
+    tok = shipped_tok
+    text = "        print(x)\n"
+    eng = Engine(_Writes(tok, text), tok)
+    n = len(tok.encode(text)) + 1
+    prefix, suffix = "def f(xs):\n    for x in xs:\n   ", "    return 0\n"
+    result = eng.infill(prefix, suffix, language="python", max_tokens=n, block_size=n, copy_weight=0.0)
+    assert result.middle == "     print(x)\n", (result.middle, result.stop_reason)
