@@ -288,6 +288,17 @@ class ContextCache:
         self._slots_for, self._slots = -1, None
 
 
+def _kept_prefix(reuse: Optional["ContextCache"], prefix_ids: list[int]) -> int:
+    """How many leading prefix tokens a cached context still holds exactly (the prefix is
+    causal: its keys up to the first changed token stay valid)."""
+    keep = 0
+    if reuse is not None:
+        limit = min(len(reuse.prefix_ids), len(prefix_ids))
+        while keep < limit and reuse.prefix_ids[keep] == prefix_ids[keep]:
+            keep += 1
+    return keep
+
+
 class CanvasSlot(NamedTuple):
     """One layer's keys and values for a batched pass, (1, H, S+P+N, Dh) each, and views of
     their last N rows, where each pass writes its canvas keys and values."""
@@ -398,11 +409,7 @@ class InfillTransformer(nn.Module):
         and only the new tail is computed. Suffix: reused whole when unchanged.
         """
         device = self.embed.weight.device
-        keep = 0
-        if reuse is not None:
-            limit = min(len(reuse.prefix_ids), len(prefix_ids))
-            while keep < limit and reuse.prefix_ids[keep] == prefix_ids[keep]:
-                keep += 1
+        keep = _kept_prefix(reuse, prefix_ids)
         new_prefix = prefix_ids[keep:]
         layers: list[LayerKV] = []
         H, Dh = self.cfg.n_heads, self.cfg.head_dim
@@ -470,11 +477,7 @@ class InfillTransformer(nn.Module):
         if B != 1:
             raise ValueError("encode_with_canvas takes one canvas (1, N)")
         device = self.embed.weight.device
-        keep = 0
-        if reuse is not None:
-            limit = min(len(reuse.prefix_ids), len(prefix_ids))
-            while keep < limit and reuse.prefix_ids[keep] == prefix_ids[keep]:
-                keep += 1
+        keep = _kept_prefix(reuse, prefix_ids)
         tail = prefix_ids[keep:]
         reuse_suffix = reuse is not None and reuse.suffix_ids == suffix_ids
         fresh_suffix = [] if reuse_suffix else suffix_ids

@@ -8,6 +8,7 @@ import pytest
 import grammars
 from grammars.lexical import open_multiline_string
 from grammars.registry import get as spec_for
+from lab.fixtures.scripted_model import WritesText
 
 # The user is writing a method's docstring; the file goes on with code and another
 # docstring, whose quotes the parser pairs with the open ones.
@@ -37,23 +38,6 @@ def test_prose_inside_the_docstring_is_accepted_and_closing_it_is_judged_as_code
     assert not constraint.accept_final("def f(x):\n    return (", "x +\n", "\n")
 
 
-class _WritesTwoLines:
-    def __init__(self, tok, text: str):
-        self.tok, self.ids = tok, tok.encode(text) + [tok.eom_id]
-
-    def encode_context(self, prefix_ids, suffix_ids, reuse=None):
-        return None
-
-    def canvas_logits(self, context, canvas_ids):
-        import torch
-
-        n = canvas_ids.shape[1]
-        logits = torch.full((1, n, self.tok.vocab_size), -30.0)
-        for i in range(n):
-            logits[0, i, self.ids[min(i, len(self.ids) - 1)]] = 10.0
-        return logits
-
-
 @pytest.mark.parametrize("inside, expected", [(True, "gestion the user is typing."), (False, None)])
 def test_the_engine_ends_a_docstring_suggestion_at_its_first_line(inside, expected):
     """A model that would write two lines of prose: inside the docstring the suggestion is
@@ -64,7 +48,7 @@ def test_the_engine_ends_a_docstring_suggestion_at_its_first_line(inside, expect
 
     tok = engine.load(None).tokenizer
     text = "gestion the user is typing.\nIt goes on here.\n"
-    eng = Engine(_WritesTwoLines(tok, text), tok)
+    eng = Engine(WritesText(tok, text), tok)
     n = len(tok.encode(text)) + 1
     prefix = PREFIX if inside else "def f():\n    x = sugg"
     result = eng.infill(prefix, SUFFIX, language="python", max_tokens=n, block_size=n, copy_weight=0.0, heal_word=False)

@@ -7,6 +7,7 @@ import pytest
 
 import engine
 from engine.window import completed_indentation, heal_cursor, heal_word, unheal_middle, unheal_pieces
+from lab.fixtures.scripted_model import WritesText as _Writes  # writes its text whatever it reads
 
 BLOCK = "def f(x):\n    if x:\n        "  # the cursor after Enter in a block
 AFTER = "\n    return 0\n"
@@ -87,23 +88,6 @@ def test_healing_holds_with_the_constraint_and_at_edge_prefixes(shipped):
         assert not middle[:1] in (" ", "\t"), (prefix, middle)
 
 
-class _Writes:
-    """A model that writes `text` (its tokens, then the end of the middle) whatever it reads."""
-
-    def __init__(self, tok, text: str):
-        self.tok, self.ids = tok, tok.encode(text) + [tok.eom_id]
-
-    def encode_context(self, prefix_ids, suffix_ids, reuse=None):
-        return None
-
-    def canvas_logits(self, context, canvas_ids):
-        import torch
-
-        n = canvas_ids.shape[1]
-        logits = torch.full((1, n, self.tok.vocab_size), -30.0)
-        for i in range(n):
-            logits[0, i, self.ids[min(i, len(self.ids) - 1)]] = 10.0
-        return logits
 
 
 def test_the_syntax_checks_judge_the_text_the_user_gets(tiny_model_dir):
