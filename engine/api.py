@@ -214,6 +214,24 @@ class InfillRun:
             self.seen[key] = logits.detach().clone()
             self.seen_bytes += size
 
+    def _checked(self, middle: str) -> Optional[str]:
+        """The middle as the user gets it (from the real cursor) if the syntax check accepts
+        it, or its longest acceptable cut (`accepted_cut`); None if nothing is acceptable.
+        Judged on the user's text: a healed word's backed-off tokens come off exactly; healed
+        spaces and tabs stand for the model's (HealedConstraint), or, when that is refused
+        and the user is still typing the indentation, the rest of the model's run is kept
+        (`completed_indentation`: 3 of 8 spaces typed, the model wrote all 8)."""
+        request = self.request
+        inner = getattr(request.constraint, "inner", request.constraint)
+        user_prefix = request.prefix + request.healed
+        if request.healed_word:
+            return accepted_cut(inner, user_prefix, unheal_middle(middle, request.healed, exact=True), request.suffix)
+        accepted = accepted_cut(request.constraint, request.prefix, middle, request.suffix)
+        if accepted is not None:
+            return unheal_middle(accepted, request.healed)
+        rest = completed_indentation(middle, request.healed)
+        return None if rest is None else accepted_cut(inner, user_prefix, rest, request.suffix)
+
     def _judge(self, final: DenoiseStep) -> None:
         """A candidate ended: keep its (cut) middle, or start the next candidate, or answer
         nothing ("rejected"). Every middle, constrained or not, then gets its seams tidied
@@ -222,25 +240,12 @@ class InfillRun:
         assert result is not None
         result.candidates_tried = self.attempt
         result.replayed = self.replayed
-        sampled = middle = result.middle
-        prefix, constraint, healed = request.prefix, request.constraint, request.healed
-        if request.healed_word:
-            # From here on the user's text: the word's backed-off tokens come off exactly,
-            # and the plain check judges the user's prefix with what the user would get.
-            middle, prefix, healed = unheal_middle(middle, healed, exact=True), prefix + healed, ""
-            constraint = getattr(constraint, "inner", constraint)
-        if result.stop_reason != "cancelled" and constraint is not None:
-            accepted = accepted_cut(constraint, prefix, middle, request.suffix)
-            rest = completed_indentation(middle, healed) if accepted is None and not request.healed_word else None
-            if rest is not None:
-                # The user stopped inside an indentation (3 of 8 spaces typed) and the model
-                # wrote the whole of it: at the user's cursor as it stands the line is
-                # refused, with the rest of the model's indentation it may be valid.
-                accepted = accepted_cut(getattr(constraint, "inner", constraint), prefix + healed, rest, request.suffix)
-                if accepted is not None:
-                    prefix, healed = prefix + healed, ""  # the answer is the user's text already
+        sampled = result.middle
+        answer = unheal_middle(sampled, request.healed, request.healed_word)  # from the user's cursor
+        if result.stop_reason != "cancelled" and request.constraint is not None:
+            accepted = self._checked(sampled)
             if accepted is None:
-                self.refused += result.vetoed > 0 or shows_something(middle)
+                self.refused += result.vetoed > 0 or shows_something(answer)
                 result.vetoed += 1
                 if self.attempt < len(self.schedule) and result.stop_reason != "deadline":  # no time for another
                     self.run = self._begin(result.forwards, passes_before=final.step, written=result.written)
@@ -250,13 +255,11 @@ class InfillRun:
                     # wrote nothing (an end, whitespace, an empty comment) and no commit was
                     # vetoed, the model proposed nothing and the last candidate's reason stands.
                     result.stop_reason = "rejected"
-            middle = accepted or ""
+            answer = accepted or ""
         self.seen.clear()  # answered: the kept logits are not needed any more
         self.seen_bytes = 0
-        # Healed cursor: the model wrote the whitespace the user had typed; the answer is
-        # relative to the user's cursor (engine/window.py: unheal_middle).
-        result.middle = tidy_middle(prefix + healed, unheal_middle(middle, healed), request.suffix)
-        if result.middle != sampled:  # the final check or the seams cut it: count what is returned
+        result.middle = tidy_middle(request.prefix + request.healed, answer, request.suffix)
+        if result.middle != sampled:  # the final check, the healing or the seams cut it: count what is returned
             result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0
         self.final = final
 

@@ -301,7 +301,10 @@ def test_compare_scores_models_on_one_validation_set(tmp_path):
     # --dev: each model also infills dev items; the report carries what it measured
     assert compare.main([str(short), str(long), "--corpus", str(corpus), "--batches", "2", "--dev", "2", "--json", str(tmp_path / "d.json")]) == 0
     dev = [row["dev"] for row in json.loads((tmp_path / "d.json").read_text())]
-    assert [d["dev_items"] for d in dev] == [2, 2] and all(0 <= d["exact_match"] <= 100 and d["tpf"] > 0 for d in dev)
+    # (a model trained for a step or sixty may answer both items empty: then it wrote no
+    # token and tokens per forward is 0; that the scoring ran is what is checked here)
+    assert [d["dev_items"] for d in dev] == [2, 2]
+    assert all(0 <= d["exact_match"] <= 100 and 0 <= d["edit_similarity"] <= 100 and 0 <= d["tpf"] <= 64 and d["p50_ms"] > 0 for d in dev), dev
 
 
 def test_init_from_reads_text_with_the_source_models_tokenizer(tmp_path):
