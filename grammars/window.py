@@ -242,13 +242,15 @@ class Window:
     def inert(self, middle: str) -> bool:
         """Whether `middle`, at the cursor inside this window's multi-line string, stays
         string content: it neither closes the string (not even with the quotes around the
-        cursor) nor ends in a backslash that would escape what follows."""
+        cursor), nor opens code inside it (`${` in a template literal), nor ends in a
+        backslash that would escape what follows."""
         close = self.string_close
         if close is None or middle.endswith("\\"):
             return False
         around = self.prefix_text[-(len(close) - 1) :] if len(close) > 1 else ""
         after = self.suffix_text[: len(close) - 1] if len(close) > 1 else ""
-        return close not in around + middle + after
+        text = around + middle + after
+        return close not in text and not (close == "`" and "${" in self.prefix_text[-1:] + middle)
 
     def baseline_near(self, lo: int, hi: int) -> bool:
         """Whether the baseline has an error touching [lo, hi] (baseline byte offsets)."""

@@ -56,3 +56,15 @@ def test_the_engine_ends_a_docstring_suggestion_at_its_first_line(inside, expect
         assert result.middle == expected, (result.middle, result.stop_reason)
     else:
         assert "\n" not in result.middle.rstrip("\n") or result.middle == "", result.middle  # no prose pass-through in code
+
+
+def test_a_template_literal_takes_text_but_not_code():
+    # JavaScript's multi-line strings are template literals: `${` opens code inside them.
+    constraint = grammars.constraint_for("javascript")
+    prefix = "const help = `Usage: tool [options]\n  --verbose  print more"
+    suffix = "\n`;\nmodule.exports = help;\n" + "".join(f"const x{i} = {i};\n" for i in range(3))
+    window = constraint._windows.get(prefix, suffix)
+    assert window.string_close == "`"
+    assert window.inert(" about each step")
+    assert not window.inert(" ${count(")  # code in the literal: judged as code
+    assert not window.inert(" done`; x(")  # closes the literal
