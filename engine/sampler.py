@@ -625,10 +625,10 @@ def predict(logits: torch.Tensor, run: Denoising, forward: bool = True) -> torch
     if run.copy_index is not None:
         _copy_mix(probs, run.canvas, run.copy_index, run.settings.copy_weight)
     if run.first_allowed is not None and probs.shape[0]:
-        allowed = run.first_allowed
-        if allowed.shape[0] != probs.shape[1]:  # a checkpoint's vocabulary padded past its tokenizer's
-            allowed = torch.cat([allowed, allowed.new_zeros(max(0, probs.shape[1] - allowed.shape[0]))])[: probs.shape[1]]
-        _restrict(probs[0], allowed)
+        if run.first_allowed.shape[0] != probs.shape[1]:  # a checkpoint's vocabulary padded past its tokenizer's: once per run
+            allowed = run.first_allowed
+            run.first_allowed = torch.cat([allowed, allowed.new_zeros(max(0, probs.shape[1] - allowed.shape[0]))])[: probs.shape[1]]
+        _restrict(probs[0], run.first_allowed)
     return probs
 
 

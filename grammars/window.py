@@ -90,7 +90,7 @@ def _cut_tail(text: bytes, cursor: int, error: SyntaxErrorSpan) -> bool:
     return line_end != -1 and text.count(b"\n", line_end, error.start) > LATE_LINES
 
 
-def _string_at_cursor(spec: LanguageSpec, prefix: str, parser: IncrementalParser, text: bytes, cursor: int) -> Optional[str]:
+def _string_at_cursor(spec: LanguageSpec, prefix: str, parser: IncrementalParser, text: bytes) -> Optional[str]:
     """The closing delimiter of the multi-line string the cursor is inside, if the lexer
     says so and the parser agrees: at the opening delimiter it sees a string or an error
     (an unterminated string it could not place; it often recovers by pairing the quotes
@@ -236,7 +236,7 @@ class Window:
             prefix_text=wp,
             suffix_text=ws,
             cursor_errors=at_cursor,
-            string_close=_string_at_cursor(spec, wp, final_parser, text, cursor),
+            string_close=_string_at_cursor(spec, wp, final_parser, text),
         )
 
     def inert(self, middle: str) -> bool:
