@@ -21,6 +21,9 @@ from typing import Any, Callable, Iterator, Optional, TextIO
 from engine.text import ANY_BREAK, UTF32, TextIndex
 from engine.types import DenoiseStep, InfillError, InfillResult, SamplerSettings
 
+# Why a completion came back empty, in words: shared with the live server and the playground.
+from infill_lsp.empty_answer import EMPTY_ANSWER, REFUSED, explain_empty  # noqa: F401 (EMPTY_ANSWER: re-exported)
+
 MAX_FILE_BYTES = 8_000_000
 
 
@@ -126,35 +129,12 @@ def _check_language(name: Optional[str]) -> None:
             raise InfillError(f"--language: {exc}") from None
 
 
-# Why a completion came back empty, in words (the figures line says `stop: <reason>`).
-EMPTY_ANSWER = {
-    "rejected": "the syntax check refused what the model wrote: each middle it proposed would have left "
-    "the code here unparseable, so infill shows nothing rather than broken code",
-    "vetoed": "the syntax check refused every token the model proposed here, so infill shows nothing rather than broken code",
-    "end_of_middle": "the model proposed nothing here (its answer was empty)",
-    "max_tokens": "the model's text ran to --max-tokens without a usable end",
-    "empty": "--max-tokens is 0",
-    "deadline": "the request ran out of time (--deadline) before the model wrote anything usable",
-}
-
-
 def _language_note(result: Any) -> str:
     """`language: python (from the file name)`, or `no language (unconstrained)`."""
     if result.language is None:
         return "no language (unconstrained)"
     where = {"request": "--language", "filename": "from the file name", "detected": "detected"}
     return f"language: {result.language} ({where.get(result.language_source, result.language_source)})"
-
-
-def explain_empty(stop_reason: str, unconstrained: Optional[str] = None) -> str:
-    """Why the answer is empty. `unconstrained`: the middle the same request gives without
-    the syntax check (asked only after a refusal); --no-constrained is suggested only when
-    it would show something, never for an answer that is empty either way."""
-    text = "no suggestion: " + EMPTY_ANSWER.get(stop_reason, f"the completion stopped ({stop_reason}) before writing anything")
-    if unconstrained is not None and unconstrained.strip():
-        first = unconstrained.strip().splitlines()[0]
-        text += f"; --no-constrained shows the model's raw text ({first[:60]!r}{'...' if len(first) > 60 else ''})"
-    return text
 
 
 PROGRESS_EVERY_SECONDS = 5.0  # a request running longer says so on stderr this often
@@ -204,7 +184,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
         print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
         if not result.middle.strip():
             unconstrained = None
-            if result.stop_reason in ("rejected", "vetoed"):  # would the raw text differ? ask, rather than hint blindly
+            if result.stop_reason in REFUSED:  # would the raw text differ? ask, rather than hint blindly
                 unconstrained = eng.infill(prefix, suffix, **language, **{**settings, "constrained": False}).middle
             print(f"-- {explain_empty(result.stop_reason, unconstrained)}", file=sys.stderr)
     return 0
