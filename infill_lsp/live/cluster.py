@@ -103,6 +103,7 @@ class ReplicaSettings:
     limits: Limits
     allowed_origins: frozenset[str]
     max_batch: Optional[int] = None  # requests each replica denoises together
+    token_generated: bool = True  # False: given with --token (the banner printed none)
 
 
 class InfillReplica:
@@ -124,7 +125,7 @@ class InfillReplica:
         replica = serve.get_replica_context().replica_id.unique_id
         hub = Hub(eng, token=self.settings.token, limits=self.settings.limits,
                   origins=pages.OriginPolicy(self.settings.allowed_origins), replica_id=replica,
-                  max_batch=self.settings.max_batch)
+                  max_batch=self.settings.max_batch, token_generated=self.settings.token_generated)
         log.info("replica %s serves %s", replica, hub.model_name)
         return build_app(hub)
 
@@ -157,7 +158,7 @@ def serve_replicas(config: Any, options: ClusterOptions, *, model_dir: Optional[
         model_dir=str(Path(model_dir).expanduser().resolve()) if model_dir else None, token=token,
         limits=config.limits,
         allowed_origins=pages.OriginPolicy.build(config.host, port, config.allowed_origins).allowed,
-        max_batch=config.max_batch)
+        max_batch=config.max_batch, token_generated=config.token is None)
     started_ray = options.ray_address is None
     try:
         if started_ray:

@@ -39,6 +39,7 @@ class Hub(Protocol):
     model_name: str
 
     def token_ok(self, token: Optional[str]) -> bool: ...
+    def token_refusal(self, token: Optional[str], noun: str = ...) -> str: ...
     def reserve_session(self) -> bool: ...
     def release_session(self) -> None: ...
     def start_live_request(self, replacing: bool) -> bool: ...
@@ -180,8 +181,7 @@ class LiveConnection:
 
     def _open(self, message: p.OpenMessage) -> None:
         if not self.hub.token_ok(message.token):
-            reason = "missing token" if not message.token else "wrong token"
-            raise p.ProtocolError(p.E_UNAUTHORIZED, f"{reason}: pass the token the server printed at start",
+            raise p.ProtocolError(p.E_UNAUTHORIZED, self.hub.token_refusal(message.token),
                                   session=message.session, fatal=True, close_code=p.CLOSE_UNAUTHORIZED)
         if message.session in self.sessions:
             raise p.ProtocolError(p.E_SESSION_EXISTS, f"session {message.session!r} is already open")

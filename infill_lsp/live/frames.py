@@ -10,6 +10,8 @@ from typing import Any
 from engine.types import DenoiseStep, InfillResult
 from engine.worker import Job
 
+from ..empty_answer import LIVE_KNOBS, explain_empty
+
 
 def step_payload(step: DenoiseStep, job: Job) -> dict[str, Any]:
     """A DenoiseStep as the body of a `step` frame (positions that changed, plus the canvas)."""
@@ -29,14 +31,18 @@ def step_payload(step: DenoiseStep, job: Job) -> dict[str, Any]:
 
 
 def result_payload(result: InfillResult, job: Job) -> dict[str, Any]:
-    """An InfillResult as the body of a `result` frame, with the time it queued."""
+    """An InfillResult as the body of a `result` frame, with the time it queued and, for an
+    empty answer, `explanation`: why there is nothing to insert (infill_lsp/empty_answer.py)."""
     stats = result.to_dict()
     middle = stats.pop("middle")
     now = time.monotonic()
     started = job.started_at if job.started_at is not None else now
-    return {
+    payload: dict[str, Any] = {
         "text": middle,
         "stats": stats,
         "queue_ms": round((started - job.received_at) * 1000.0, 3),
         "elapsed_ms": round((now - job.received_at) * 1000.0, 3),
     }
+    if not middle.strip():  # why there is nothing to insert, in the words `infill complete` prints
+        payload["explanation"] = explain_empty(result.stop_reason, knobs=LIVE_KNOBS)
+    return payload

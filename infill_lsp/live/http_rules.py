@@ -26,9 +26,8 @@ def refusal(hub: Hub, request: Request) -> Optional[api.ApiError]:
                             kind="permission_error", code="origin_not_allowed")
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not hub.token_ok(token.strip() or None):
-        reason = "missing" if not token.strip() else "wrong"
-        return api.ApiError(401, f"{reason} API token: send 'Authorization: Bearer TOKEN' with the token "
-                            "`infill serve` printed at start", code="invalid_api_key")
+        return api.ApiError(401, f"{hub.token_refusal(token.strip(), 'API token')}; send it as 'Authorization: Bearer TOKEN'",
+                            code="invalid_api_key")
     return None
 
 

@@ -35,9 +35,10 @@ def default_replica_id() -> str:
 class Hub:
     def __init__(self, engine: Any, *, token: str, limits: Limits = Limits(),
                  origins: OriginPolicy = OriginPolicy(frozenset()), replica_id: Optional[str] = None,
-                 max_batch: Optional[int] = None) -> None:
+                 max_batch: Optional[int] = None, token_generated: bool = True) -> None:
         self.engine = engine
         self.token = token
+        self.token_generated = token_generated  # made at start and printed, or given with --token
         self.limits = limits
         self.origins = origins
         self.model_name = str(getattr(engine, "model_name", "unknown"))
@@ -66,6 +67,14 @@ class Hub:
         if not isinstance(token, str):
             return False
         return hmac.compare_digest(token.encode("utf-8", "surrogatepass"), self.token.encode("utf-8", "surrogatepass"))
+
+    def token_refusal(self, token: Optional[str], noun: str = "token") -> str:
+        """Why a token is refused and where the right one is: the start banner printed a
+        generated token, but with --token it printed none (the user chose it)."""
+        reason = f"{'missing' if not token else 'wrong'} {noun}"
+        if self.token_generated:
+            return f"{reason}: use the token `infill serve` printed at start (its `token:` line)"
+        return f"{reason}: use the token `infill serve` was started with (its --token option; it prints none)"
 
     def check_model_dir(self) -> None:
         """Called with every model request (a few stat calls at most every 5 s): a model

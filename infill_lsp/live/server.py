@@ -54,9 +54,9 @@ class LiveServer(Hub):
     """A Hub served by uvicorn on one socket in this process."""
 
     def __init__(self, engine: Any, config: LiveConfig = LiveConfig()) -> None:
-        super().__init__(engine, token=config.token or secrets.token_urlsafe(24), limits=config.limits, max_batch=config.max_batch)
+        super().__init__(engine, token=config.token or secrets.token_urlsafe(24), limits=config.limits, max_batch=config.max_batch,
+                         token_generated=config.token is None)
         self.config = config
-        self.token_generated = config.token is None
         self._socket: Optional[socket.socket] = None
         self._uvicorn: Optional[_Uvicorn] = None
         self._serving: Optional[asyncio.Task[None]] = None

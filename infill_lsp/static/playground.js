@@ -19,6 +19,14 @@
   const runButton = $("run");
   const cancelButton = $("cancel");
   const tokenInput = $("token");
+  const connectionSection = $("connection");
+  const emptyView = $("empty");
+  const explanationView = $("explanation");
+  const uncheckedBox = $("unchecked-box");
+  const uncheckedView = $("unchecked");
+  // Stop reasons where the syntax check hid what the model wrote (infill_lsp/empty_answer.py
+  // REFUSED): the page then asks once more without the check, to show that text.
+  const REFUSED = new Set(["rejected", "vetoed"]);
 
   let ws = null;
   let sessionOpen = false;
@@ -26,6 +34,7 @@
   let syncTimer = null;
   let nextRequestId = 1;
   let pending = null; // {id, start, end, text, prefixTail, suffixHead, canvas, stepsRendered}
+  let probe = null; // {id}: the unchecked run after a refused answer, shown, never inserted
 
   // -- helpers ---------------------------------------------------------------------------
 
@@ -55,6 +64,22 @@
   function showError(message) {
     errorView.textContent = message;
     errorView.hidden = !message;
+  }
+
+  function showEmpty(explanation) {
+    explanationView.textContent = explanation;
+    emptyView.hidden = !explanation;
+    uncheckedBox.hidden = true;
+    uncheckedView.textContent = "";
+  }
+
+  // The server refused the token: say so and open the Connection section at the token field.
+  // Its message says where the right token is (printed at start, or given with --token).
+  function askForToken(message) {
+    showError(`${message}. Enter it in the token field under Connection (now open) and press Connect.`);
+    connectionSection.open = true;
+    tokenInput.focus();
+    tokenInput.select();
   }
 
   function send(message) {
@@ -100,6 +125,8 @@
     const start = editor.selectionStart;
     const end = editor.selectionEnd;
     const id = nextRequestId++;
+    probe = null;
+    showEmpty("");
     const before = text.slice(0, start).split("\n");
     const after = text.slice(end).split("\n");
     pending = {
@@ -201,10 +228,29 @@
       editor.focus();
       flushEdits();
     }
+    // Nothing to insert: say why, in the words `infill complete` prints (the server's
+    // `explanation`), and after a refusal show what the model wrote without the check.
+    showEmpty(frame.text.trim() ? "" : (frame.explanation || `no suggestion (${s.stop_reason})`));
+    if (!frame.text.trim() && REFUSED.has(s.stop_reason) && editor.value === request.text) {
+      probe = { id: nextRequestId++ };
+      send({ type: "infill", session: SESSION, id: probe.id, range: rangeOf(request.text, request.start, request.end),
+             settings: Object.assign(settings(), { constrained: false }) });
+    }
     setState("done", "done");
   }
 
+  function onProbeResult(frame) {
+    probe = null;
+    if (frame.text.trim()) {
+      uncheckedView.textContent = frame.text;
+      uncheckedBox.hidden = false;
+    } else {
+      explanationView.textContent += " (without the syntax check the model writes nothing here either)";
+    }
+  }
+
   function onCancelled(frame) {
+    if (probe && frame.id === probe.id) probe = null;
     if (!pending || frame.id !== pending.id) return;
     pending = null;
     summaryView.textContent = `cancelled (${frame.reason})`;
@@ -212,6 +258,14 @@
   }
 
   function onError(frame) {
+    if (probe && frame.id === probe.id) {
+      probe = null;
+      return; // the unchecked text is a nicety: the answer and its explanation are shown already
+    }
+    if (frame.code === "unauthorized") {
+      askForToken(frame.message);
+      return;
+    }
     showError(`${frame.code}: ${frame.message}`);
     if (pending && frame.id === pending.id) {
       pending = null;
@@ -225,6 +279,8 @@
     if (ws) ws.close(1000, "reconnecting");
     sessionOpen = false;
     pending = null;
+    probe = null;
+    showError("");
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     const socket = new WebSocket(`${scheme}://${location.host}/ws`);
     ws = socket;
@@ -249,8 +305,11 @@
           setState("ready", "ready");
           flushEdits(); // anything typed while the session was opening
           break;
-        case "step": onStep(frame); break;
-        case "result": onResult(frame); break;
+        case "step": onStep(frame); break; // a probe's steps match no pending request: not drawn
+        case "result":
+          if (probe && frame.id === probe.id) onProbeResult(frame);
+          else onResult(frame);
+          break;
         case "cancelled": onCancelled(frame); break;
         case "error": onError(frame); break;
         default: break; // queued, edited, closed: nothing to show
@@ -268,6 +327,13 @@
 
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
   if (fromHash) tokenInput.value = fromHash;
+  // The preset's cursor: in its hole (the textarea's data-cursor-after names the text before it).
+  const cursorAfter = editor.dataset.cursorAfter;
+  const hole = cursorAfter ? editor.value.indexOf(cursorAfter) : -1;
+  if (hole !== -1) {
+    editor.setSelectionRange(hole + cursorAfter.length, hole + cursorAfter.length);
+    editor.focus();
+  }
 
   editor.addEventListener("input", scheduleSync);
   editor.addEventListener("keydown", (event) => {
