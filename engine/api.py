@@ -24,7 +24,7 @@ import grammars
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
 from engine.language import LanguageChoice, resolve_language
 from engine.next_edit.suggest import NextEditResult, next_edit
-from engine.sampler import Denoising, run_to_end
+from engine.sampler import Denoising, WorkClock, run_to_end
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
@@ -127,6 +127,7 @@ class _Request:
     healed: str = ""  # the whitespace cut from the end of the user's prefix (token healing): the user's prefix is prefix + healed
     healed_word: bool = False  # `healed` is a word's last tokens (heal_word): the middle's first token must start with it, and it is cut off exactly
     copy_suffix: tuple[int, ...] = ()  # the suffix's token ids, where the copy rule also looks (sampler rule 6)
+    work: Optional[WorkClock] = None  # the request's own work, what its deadline counts (sampler.WorkClock)
 
 
 class InfillRun:
@@ -171,6 +172,7 @@ class InfillRun:
                               first_text=request.healed if request.healed_word else "")
         run.step, run.written = passes_before, written
         run.close_on_veto = CLOSE_ON_VETO
+        run.work = request.work
         return run
 
     def canvas_ids(self) -> Optional[list[int]]:
@@ -284,6 +286,7 @@ class InfillJob:
         self.cancel, self.cross_file, self.cache_key, self.language = cancel, cross_file, cache_key, language
         self.run: Optional[InfillRun] = None
         self.reused = 0
+        self.work = WorkClock()  # this request's own work: its calls below, and its share of passes shared with others (`charge`)
         self._pending: Optional[tuple[list[int], list[int], object]] = None  # (prefix ids, suffix ids, reusable cache) until the first pass encodes them
 
     def prepare(self) -> None:
@@ -292,6 +295,10 @@ class InfillJob:
         context's new rows are encoded by the first pass (`forward`) when the model can
         do both in one forward (`encode_with_canvas`), else here. Call with the engine's
         lock held."""
+        with self.work:
+            self._prepare()
+
+    def _prepare(self) -> None:
         engine, cfg, start = self.engine, self.cfg, time.perf_counter()
         prefix_ids, suffix_ids = engine.context_ids(self.prefix, self.suffix, self.cross_file, cfg)
         old, self.reused = engine._reusable(prefix_ids, suffix_ids, self.cache_key)
@@ -304,7 +311,7 @@ class InfillJob:
         # A healed request's syntax checks judge the text the user gets (HealedConstraint).
         constraint = HealedConstraint(self.constraint, self.healed, self.healed_word) if self.constraint is not None and self.healed else self.constraint
         copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
-        request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed, self.healed_word, copy_suffix)
+        request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed, self.healed_word, copy_suffix, self.work)
         in_string = getattr(self.constraint, "in_string", None)
         if cfg.constrained and in_string is not None and in_string(self.prefix + self.healed, self.suffix):
             # Inside a docstring being written: prose has no end the model is sure of, and a
@@ -326,14 +333,20 @@ class InfillJob:
         canvas in one forward (`encode_with_canvas`)."""
         assert self.run is not None, "prepare() first"
         model = self.engine.model
-        if self._pending is None:
-            return model.canvas_logits(self.context, canvas.unsqueeze(0))[0]
-        prefix_ids, suffix_ids, old = self._pending
-        context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, canvas.unsqueeze(0), reuse=old)
+        with self.work:
+            if self._pending is None:
+                return model.canvas_logits(self.context, canvas.unsqueeze(0))[0]
+            prefix_ids, suffix_ids, old = self._pending
+            context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, canvas.unsqueeze(0), reuse=old)
         self._pending = None
         self.run.request = replace(self.run.request, context=context)
         self.engine._remember(context, self.cache_key)
         return logits[0]
+
+    def charge(self, seconds: float) -> None:
+        """Count `seconds` of a forward this job shared with others as its own work (the
+        batch runner charges each job its rows' share of a packed pass)."""
+        self.work.charge(seconds)
 
     @property
     def context(self) -> object:
@@ -342,11 +355,13 @@ class InfillJob:
 
     def canvas_ids(self) -> Optional[list[int]]:
         assert self.run is not None, "prepare() first"
-        return self.run.canvas_ids()
+        with self.work:  # the final checks of a candidate that ended run here
+            return self.run.canvas_ids()
 
     def advance(self, logits: torch.Tensor) -> DenoiseStep:
         assert self.run is not None, "prepare() first"
-        return self.run.advance(logits)
+        with self.work:
+            return self.run.advance(logits)
 
     def final_step(self) -> DenoiseStep:
         """The answer: the last step, with the whole request's figures."""
@@ -356,6 +371,7 @@ class InfillJob:
         result.cached_context_tokens = self.reused
         result.language, result.language_source = self.language.name, self.language.source
         result.ms = (time.perf_counter() - run.request.start) * 1000
+        result.work_ms = self.work() * 1000
         release = getattr(run.request.context, "release_scratch", None)
         if release is not None:  # a context kept for reuse should not hold a batched pass's buffers
             release()
@@ -489,12 +505,12 @@ class Engine:
                 self._keyed_bytes -= entry[1]
 
     def _reusable(self, prefix_ids: list[int], suffix_ids: list[int], key: Optional[Hashable] = None) -> tuple[object, int]:
-        """The cached context a request can build on (the one of the request with the same
-        `key`, else the previous request's) and how many of its context tokens it keeps
-        exactly: the common token prefix, and the suffix when it is unchanged."""
-        old = self._context_cache
-        if key is not None and key in self._keyed_contexts:
-            old = self._keyed_contexts[key][0]
+        """The cached context a request can build on (a keyed request: its key's previous
+        one only, never another key's, so that a batch line's or a session's answer does
+        not depend on which request ran before it (issue 35); an unkeyed one: the previous
+        request's) and how many of its context tokens it keeps exactly: the common token
+        prefix, and the suffix when it is unchanged."""
+        old = self._context_cache if key is None else self._keyed_contexts.get(key, (None, 0))[0]
         reused = 0
         if old is not None and hasattr(old, "prefix_ids"):
             limit = min(len(old.prefix_ids), len(prefix_ids))

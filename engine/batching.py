@@ -8,9 +8,11 @@ request's sampler on its own rows. Continuous batching: a request joins at the n
 (its context is encoded then) and leaves as soon as its middle closes, is cancelled or
 fails; the others go on. Each request keeps its own settings, syntax constraint, cancel
 flag and candidates: the per-request code is exactly the solo path's (api.InfillJob,
-sampler.Denoiser), only the forward pass is shared. At temperature 0 the middles equal
-the solo ones unless float rounding of the bigger matmuls flips a near-tie (measured in
-docs/batching.md).
+sampler.Denoiser), only the forward pass is shared. A request's rows of a packed pass
+are bit for bit its solo pass's (each request's attention is its own call, with the solo
+call's shapes; the shared matmuls give a row the same sums from 4 rows on, so tiny
+canvases run alone: PACKED_MIN_ROWS), and its deadline counts its own work, so a line's
+middle does not depend on what else is in the batch (docs/batching.md, issue 35).
 
 The runner has no thread: the engine worker (engine/worker.py, the one thread that runs
 every model call of a server or of `infill batch`) calls `run_pass()` while `has_work()`,
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from typing import Callable, Optional, TypeVar
 
@@ -30,6 +33,14 @@ from engine.types import DEFAULT_MAX_BATCH, DenoiseStep, InfillError, InfillResu
 
 log = logging.getLogger("infill.batching")
 T = TypeVar("T")
+
+# A canvas of fewer rows than this has its pass alone, not packed with the others: a
+# matmul over 1-3 rows takes another kernel than one over more (MKL, one thread), whose
+# sums round differently, so a packed tiny canvas's logits were not its solo ones. From 4
+# rows on, a row's result was measured bit for bit the same whatever rows share the
+# matmul; 8 (the default block) leaves a margin. Tiny canvases come only from
+# max_tokens or block_size below 8.
+PACKED_MIN_ROWS = 8
 
 
 class Ticket:
@@ -158,16 +169,24 @@ class BatchRunner:
         """One forward for all canvases; if it fails, each alone, so one bad request (a
         position past the model's table, say) fails alone. A request whose context is
         still to be encoded (just admitted) has its first pass alone: the encoding and
-        that canvas in one forward (InfillJob.forward)."""
+        that canvas in one forward (InfillJob.forward); so does a tiny canvas
+        (PACKED_MIN_ROWS). Each packed request is charged its rows' share of the packed
+        forward's time as its own work (the clock its deadline reads: sampler.WorkClock)."""
         model, device = self.engine.model, self.engine.device
         canvases = [torch.tensor(t.canvas, dtype=torch.long, device=device) for t in ready]
         logits: list[Optional[torch.Tensor]] = [None] * len(ready)
-        packed = [i for i, t in enumerate(ready) if not t.job.encodes_on_first_pass]
+        packed = [i for i, t in enumerate(ready) if not t.job.encodes_on_first_pass and len(t.canvas) >= PACKED_MIN_ROWS]
         many = getattr(model, "canvas_logits_many", None)
         if many is not None and len(packed) > 1:
             try:
-                for i, out in zip(packed, many([ready[i].job.context for i in packed], [canvases[i] for i in packed])):
+                started = time.perf_counter()
+                outs = many([ready[i].job.context for i in packed], [canvases[i] for i in packed])
+                seconds, rows = time.perf_counter() - started, sum(len(ready[i].canvas) for i in packed)
+                for i, out in zip(packed, outs):
                     logits[i] = out
+                    charge = getattr(ready[i].job, "charge", None)
+                    if charge is not None:
+                        charge(seconds * len(ready[i].canvas) / max(1, rows))
             except Exception:
                 log.exception("batched pass failed; running its requests one by one")
         for i, (ticket, canvas) in enumerate(zip(ready, canvases)):

@@ -69,7 +69,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Collection, Iterator, Optional, Sequence
+from typing import Callable, Collection, Iterator, Optional, Sequence
 
 import torch
 
@@ -518,6 +518,7 @@ class Denoising:
     edit_passes: int = 0  # passes run with no mask left (only edits possible)
     stop: Optional[str] = None  # why it stopped, once it has
     first_allowed: Optional[torch.Tensor] = None  # (V,) bool: the tokens the middle's first position may hold (a healed word), None: any
+    work: Optional[Callable[[], float]] = None  # seconds of the request's own work so far (a WorkClock); None: wall time since `start`
 
     @classmethod
     def begin(cls, tok: Tokenizer, settings: SamplerSettings, constraint: Optional[SyntaxConstraint], prefix: str, suffix: str, copy_source: Optional[Sequence[int]], start: float, forwards: int, copy_suffix: Sequence[int] = (), first_text: str = "") -> "Denoising":
@@ -547,6 +548,10 @@ class Denoising:
 
     def ms(self) -> float:
         return (time.perf_counter() - self.start) * 1000
+
+    def work_seconds(self) -> float:
+        """What the deadline counts: the request's own work (`work`), else its wall time."""
+        return self.work() if self.work is not None else time.perf_counter() - self.start
 
     def record(self, changes: list[CanvasChange]) -> DenoiseStep:
         """This pass as a DenoiseStep."""
@@ -601,14 +606,51 @@ class Denoising:
 
 def stop_before_pass(run: Denoising, cancel: Optional[threading.Event]) -> Optional[str]:
     """Why no pass should run (an empty canvas, a cancelled request, the request's
-    deadline passed after at least one pass), or None."""
+    deadline passed after at least one pass), or None. The deadline counts the request's
+    own work (`Denoising.work_seconds`), not the time other requests of its batch took."""
     if run.canvas.size == 0:
         return "empty" if run.max_tokens == 0 else "end_of_middle"
     if cancel is not None and cancel.is_set():
         return "cancelled"
-    if run.step > 0 and time.perf_counter() - run.start >= run.settings.deadline_seconds:
+    if run.step > 0 and run.work_seconds() >= run.settings.deadline_seconds:
         return "deadline"
     return None
+
+
+class WorkClock:
+    """Seconds of work done for one request: the time spent inside its own calls (its
+    context and window, its passes' sampling and syntax checks, a forward it runs alone:
+    `with clock:`) plus its share of the forwards it shared with other requests
+    (`charge`, by its rows of the packed pass). Time spent on the other requests of a
+    batch, or waiting for a turn, is not counted: a deadline on this clock
+    (SamplerSettings.deadline_seconds) does not depend on what else runs beside the
+    request (issue 35: under load, 43 of 80 batched lines were cut at 60 s of wall time
+    after 5-7 passes of their own). Calling the clock reads it, a section in progress
+    included; sections may nest."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self._since: Optional[float] = None
+        self._depth = 0
+
+    def __enter__(self) -> "WorkClock":
+        if self._depth == 0:
+            self._since = time.perf_counter()
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._since is not None:
+            self.spent += time.perf_counter() - self._since
+            self._since = None
+
+    def charge(self, seconds: float) -> None:
+        self.spent += max(0.0, seconds)
+
+    def __call__(self) -> float:
+        since = self._since
+        return self.spent + (time.perf_counter() - since if since is not None else 0.0)
 
 
 def predict(logits: torch.Tensor, run: Denoising, forward: bool = True) -> torch.Tensor:

@@ -106,9 +106,11 @@ class SamplerSettings:
     copy_context_tokens: int = knob(2048, 0, 65536)  # prefix tokens the copy guess looks in (may exceed context_tokens)
     end_when_valid: bool = knob(False)  # with left_to_right and a constraint: stop at the first complete, valid middle
     cross_file_share: float = knob(0.25, 0.0, 1.0)  # at most this share of the prefix window goes to context from other files (engine/window.py)
-    # Wall time one request may take, its candidates included: past it no further pass runs
-    # and the request answers with what it has (stop reason "deadline"; 0 = after the first
+    # Time one request may work, its candidates included: past it no further pass runs and
+    # the request answers with what it has (stop reason "deadline"; 0 = after the first
     # pass). A 3000-token request ran 11 minutes on a CPU with nothing to show (issue 26).
+    # It counts the request's own work (engine/sampler.py WorkClock), not the passes of the
+    # other requests batched with it nor the wait for a turn (issue 35).
     deadline_seconds: float = knob(60.0, 0.0, 3600.0)
     heal_cursor: bool = knob(True, client=True)  # a prefix ending in spaces/tabs is cut before them and the model writes them (token healing, engine/window.py, docs/ladder.md)
     end_at_line_end: bool = knob(False, client=True)  # end the middle after its first newline (the engine sets it inside a docstring, where prose has no end of its own)
@@ -198,6 +200,7 @@ class InfillResult:
     language_source: str = "none"  # where it came from: "request" | "filename" | "detected" | "none"
     written: int = 0  # tokens the sampler wrote, all candidates: commits, ends, edits (forwards <= written + 2)
     replayed: int = 0  # passes of a later candidate replayed from an earlier one's logits, no forward spent (engine/api.py, REPLAY_BYTES)
+    work_ms: float = 0.0  # the request's own work in milliseconds (engine/sampler.py WorkClock: its share of shared passes, not the other requests'): what deadline_seconds counts
 
     @property
     def tokens_per_forward(self) -> float:
@@ -207,6 +210,7 @@ class InfillResult:
         out = asdict(self)
         out["tokens_per_forward"] = round(self.tokens_per_forward, 3)
         out["ms"] = round(self.ms, 3)
+        out["work_ms"] = round(self.work_ms, 3)
         return out
 
 

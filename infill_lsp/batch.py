@@ -107,7 +107,9 @@ def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None,
             else:
                 done: queue.SimpleQueue = queue.SimpleQueue()
                 call = InfillCall(request.pop("prefix"), request.pop("suffix"), request.pop("language") or language, request)
-                worker.submit(Job("batch", number, call, on_done=done.put))
+                # A line's context is never reused by another line (engine/api.py _reusable):
+                # dropped once the line is answered, not kept (megabytes each) to the end.
+                worker.submit(Job("batch", number, call, on_done=lambda outcome, done=done, number=number: (worker.forget("batch", number), done.put(outcome))))
                 pending.append((item_id, done))
             write_ready(wait_for_head=len(pending) >= read_ahead)  # read ahead only so far
         while pending:
