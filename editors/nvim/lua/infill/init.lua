@@ -278,6 +278,48 @@ local function attach_next_edit(bufnr)
   end
 end
 
+-- Text typed before the server was ready asked for nothing: the automatic trigger listens
+-- to insert-mode events only from enable() on, so a line typed while the server started
+-- showed no suggestion until the next key. When the buffer is being edited as the server
+-- attaches, and again when its model is loaded (a request sent before the server began
+-- loading gets no answer), ask once, as that key would.
+local function in_insert_mode(bufnr)
+  return vim.api.nvim_buf_is_valid(bufnr)
+    and vim.api.nvim_get_current_buf() == bufnr
+    and vim.api.nvim_get_mode().mode:sub(1, 1) == "i"
+end
+
+-- Inline completion: its automatic request is what CursorMovedI runs. Neovim sets up the
+-- buffer's inline completion a moment after on_attach (a scheduled callback), so wait for
+-- its autocommands, and run only those: other plugins' CursorMovedI handlers stay out.
+local function request_inline_now(bufnr, tries)
+  if not in_insert_mode(bufnr) then
+    return
+  end
+  local group = "nvim.lsp.inline_completion:" .. bufnr
+  local ok, autocmds = pcall(vim.api.nvim_get_autocmds, { group = group, event = "CursorMovedI" })
+  if ok and #autocmds > 0 then
+    vim.api.nvim_exec_autocmds("CursorMovedI", { group = group, buffer = bufnr, modeline = false })
+  elseif tries < 50 then
+    vim.schedule(function()
+      request_inline_now(bufnr, tries + 1)
+    end)
+  else -- a Neovim whose inline completion is organised otherwise: the event itself
+    vim.api.nvim_exec_autocmds("CursorMovedI", { buffer = bufnr, modeline = false })
+  end
+end
+
+local function request_if_typing(bufnr, mode)
+  if not in_insert_mode(bufnr) then
+    return
+  end
+  if mode == "inline" then
+    request_inline_now(bufnr, 0)
+  elseif mode == "completion" and vim.lsp.completion.get then
+    vim.lsp.completion.get()
+  end
+end
+
 local function on_attach(client, bufnr)
   if M.config.next_edit then
     attach_next_edit(bufnr)
@@ -312,6 +354,9 @@ local function on_attach(client, bufnr)
   else
     vim.bo[bufnr].omnifunc = "v:lua.vim.lsp.omnifunc"
   end
+  vim.schedule(function()
+    request_if_typing(bufnr, mode)
+  end)
 end
 
 local function root_dir(bufnr)
@@ -384,6 +429,24 @@ function M.setup(opts)
   local group = vim.api.nvim_create_augroup("infill", { clear = true })
   define_highlights()
   vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
+  -- The server's model loading ends ($/progress with the server's "infill-load-" token):
+  -- a user typing in an attached buffer gets the request that typing before it could not.
+  vim.api.nvim_create_autocmd("LspProgress", {
+    group = group,
+    pattern = "end",
+    callback = function(event)
+      local data = event.data or {}
+      local client = data.client_id and vim.lsp.get_client_by_id(data.client_id)
+      local token = data.params and data.params.token
+      if not client or client.name ~= "infill" or type(token) ~= "string" or not token:find("^infill%-load%-") then
+        return
+      end
+      local bufnr = vim.api.nvim_get_current_buf()
+      if client.attached_buffers[bufnr] then
+        request_if_typing(bufnr, M.mode())
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
     pattern = M.config.filetypes,
