@@ -92,7 +92,7 @@ async def completions(hub: Hub, request: Request) -> Response:
     # The whole prompt and suffix: the engine decides the window it reads (engine/window.py).
     call = EngineCall(hub, InfillCall(parsed.prompt, parsed.suffix, parsed.language, dict(parsed.settings),
                                       cross_file=parsed.cross_file, filename=parsed.filename,
-                                      detect_language=parsed.detect_language))
+                                      detect_language=parsed.detect_language, workspace=parsed.workspace()))
     call.start(steps=parsed.stream)
     meta = {"completion_id": f"cmpl-{secrets.token_hex(12)}", "created": int(time.time()), "model": hub.model_name}
     if parsed.stream:

@@ -72,7 +72,8 @@ def _start(hub: Hub, completion: api.CompletionRequest) -> EngineCall:
     hub.check_model_dir()
     call = EngineCall(hub, InfillCall(completion.prompt, completion.suffix, completion.language,
                                       dict(completion.settings), cross_file=completion.cross_file,
-                                      filename=completion.filename, detect_language=completion.detect_language))
+                                      filename=completion.filename, detect_language=completion.detect_language,
+                                      workspace=completion.workspace()))
     call.start(steps=completion.stream)
     return call
 

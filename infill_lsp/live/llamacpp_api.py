@@ -8,7 +8,9 @@ The request: `input_prefix` (the lines before the cursor's line), `prompt` (the 
 line up to the cursor), `input_suffix` (the rest), `input_extra` (chunks of other files,
 `[{"filename", "text"}]`), `n_predict`, `stream`, `stop`, `temperature`, `seed`,
 `response_fields`. The text before the cursor is `input_prefix + prompt`; the chunks of
-`input_extra` become the engine's cross-file context. The request becomes the same
+`input_extra` become the engine's cross-file context, and each chunk a text the
+request's drafts are retrieved from (engine/workspace/retrieve.py; no file is ever read
+by name). The request becomes the same
 `CompletionRequest` the OpenAI route runs.
 
 The language: none is sent. `input_extra`'s file names are not the current file's (llama.vim
@@ -82,6 +84,10 @@ def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillReque
         data = api.json_object(body)
     except ValueError as exc:
         raise _bad(str(exc)) from None
+    try:
+        api.refuse_workspace_paths(data, "")  # the server never reads a path a client names
+    except api.ApiError as error:
+        raise _bad(error.message) from None
     prefix, suffix, line = _string(data, "input_prefix"), _string(data, "input_suffix"), _string(data, "prompt")
     model = data.get("model")
     if model is not None and not isinstance(model, str):
@@ -100,11 +106,13 @@ def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillReque
         raise _bad("'n_cmpl' must be a positive integer (one completion comes back)")
 
     try:
-        settings, language, cross_file, filename, detect = api._infill_extension(data.get("infill"), max_request_tokens)
+        settings, language, cross_file, filename, detect, snippets = api._infill_extension(data.get("infill"), max_request_tokens)
     except api.ApiError as error:
         raise _bad(error.message) from None
-    extra = _extra(data.get("input_extra"))
-    cross_file = extra + cross_file
+    chunks = _extra(data.get("input_extra"))
+    cross_file = "".join(chunks) + cross_file
+    # The chunks are also retrieval material for the request's drafts, as snippets are.
+    buffers = api.snippet_buffers(snippets) + api.snippet_buffers(chunks, "input_extra")
 
     try:
         n_predict = api.token_budget(data.get("n_predict"), "n_predict", max_request_tokens)
@@ -133,15 +141,16 @@ def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillReque
         raise _bad("'response_fields' must be a list of field names such as [\"content\", \"timings/predicted_n\"]")
     completion = api.CompletionRequest(prompt=prefix + line, suffix=suffix, model=model or None, stream=stream,
                                        stop=stop, language=language, settings=settings, cross_file=cross_file,
-                                       filename=filename, detect_language=detect)
+                                       filename=filename, detect_language=detect, workspace_buffers=buffers)
     return InfillRequest(completion, warm_only=warm_only, response_fields=None if fields is None else tuple(fields))
 
 
-def _extra(value: Any) -> str:
-    """`input_extra` as cross-file context: each chunk's text, in order (llama.cpp's own
-    layout for a model without repository tokens: the chunks' text before the prefix)."""
+def _extra(value: Any) -> list[str]:
+    """`input_extra`'s texts, in order, each ending in a newline: joined, the cross-file
+    context (llama.cpp's own layout for a model without repository tokens: the chunks' text
+    before the prefix); each one, a text the request's drafts are retrieved from."""
     if value is None:
-        return ""
+        return []
     if not isinstance(value, list) or len(value) > MAX_EXTRA_CHUNKS:
         raise _bad(f"'input_extra' must be a list of up to {MAX_EXTRA_CHUNKS} {{\"filename\", \"text\"}} objects")
     texts = []
@@ -152,7 +161,7 @@ def _extra(value: Any) -> str:
         text = chunk.get("text", "")
         if text:
             texts.append(text if text.endswith("\n") else text + "\n")
-    return "".join(texts)
+    return texts
 
 
 # -- answers -----------------------------------------------------------------------------------

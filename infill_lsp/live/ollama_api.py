@@ -76,6 +76,10 @@ def parse_generate_request(body: bytes, *, max_request_tokens: int) -> GenerateR
         data = api.json_object(body)
     except ValueError as exc:
         raise _bad(str(exc)) from None
+    try:
+        api.refuse_workspace_paths(data, "")  # the server never reads a path a client names
+    except api.ApiError as error:
+        raise _bad(error.message) from None
     prompt, suffix, model = data.get("prompt"), data.get("suffix"), data.get("model")
     for name, value in (("prompt", prompt), ("suffix", suffix), ("model", model)):
         if value is not None and not isinstance(value, str):
@@ -98,7 +102,7 @@ def parse_generate_request(body: bytes, *, max_request_tokens: int) -> GenerateR
                    "ignored: the model stays loaded)")
 
     try:
-        settings, language, cross_file, filename, detect = api._infill_extension(data.get("infill"), max_request_tokens)
+        settings, language, cross_file, filename, detect, snippets = api._infill_extension(data.get("infill"), max_request_tokens)
     except api.ApiError as error:
         raise _bad(error.message) from None
     stop: tuple[str, ...] = ()
@@ -114,7 +118,8 @@ def parse_generate_request(body: bytes, *, max_request_tokens: int) -> GenerateR
     prompt, suffix = prompt or "", suffix or ""
     completion = api.CompletionRequest(prompt=prompt, suffix=suffix, model=model or None, stream=stream, stop=stop,
                                        language=language, settings=settings, cross_file=cross_file,
-                                       filename=filename, detect_language=detect)
+                                       filename=filename, detect_language=detect,
+                                       workspace_buffers=api.snippet_buffers(snippets))
     return GenerateRequest(completion, load_only=not prompt and not suffix)
 
 

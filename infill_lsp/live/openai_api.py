@@ -18,6 +18,7 @@ from typing import Any, Optional, Sequence
 
 from engine.language import UnknownLanguage, check_language
 from engine.types import SamplerSettings, SettingsError, brief, check_knob
+from engine.workspace import WorkspaceContext
 
 from . import protocol as p
 
@@ -27,6 +28,15 @@ DIALECT_STOP_SEQUENCES = 32
 MAX_STOP_CHARS = 256
 MAX_TEMPERATURE = 2.0  # OpenAI's range
 MAX_FILENAME_CHARS = 1024
+# `infill.workspace_snippets`: code from the client's own workspace (`infill lsp --remote`
+# sends at most 24 snippets, 8 KB), retrieval material for the request's drafts.
+MAX_WORKSPACE_SNIPPETS = 64
+MAX_WORKSPACE_SNIPPET_BYTES = 64 * 1024  # all of a request's snippets together, UTF-8
+# Fields that would name a folder or file of the server's disk as the request's workspace.
+# The server never reads a path a client names: these are refused, pointing to
+# workspace_snippets (the code itself). `workspace_drafts` is a sampler knob, not a path.
+WORKSPACE_PATH_FIELDS = frozenset({"root", "root_path", "rootpath", "root_uri", "rooturi", "project_root", "project_dir",
+                                   "repository", "repo", "repo_path", "folder", "directory", "workspacefolders"})
 
 # Accepted and ignored: sampling knobs of autoregressive decoding with no counterpart here.
 IGNORED_PARAMETERS = frozenset({"top_p", "presence_penalty", "frequency_penalty", "logit_bias", "user"})
@@ -93,6 +103,13 @@ class CompletionRequest:
     # says "no language" outright: unconstrained, nothing detected (the language server's
     # remote client sends it for a buffer whose language has no grammar).
     detect_language: bool = True
+    # Texts the request's drafts are retrieved from (engine/workspace/retrieve.py), by name:
+    # infill.workspace_snippets ("snippet-<i>"), llama.cpp's input_extra chunks ("input_extra-<i>").
+    workspace_buffers: tuple[tuple[str, str], ...] = ()
+
+    def workspace(self) -> Optional[WorkspaceContext]:
+        """The InfillCall's workspace: the texts the client sent, never a path (None: none sent)."""
+        return WorkspaceContext(buffers=dict(self.workspace_buffers)) if self.workspace_buffers else None
 
 
 def _bad(message: str, param: Optional[str], code: str = "invalid_value") -> ApiError:
@@ -105,6 +122,7 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
         data = json_object(body)
     except ValueError as exc:
         raise ApiError(400, str(exc), code="invalid_json") from None
+    refuse_workspace_paths(data, "")
     unknown = sorted(str(key) for key in data if key not in KNOWN_PARAMETERS)
     if unknown:
         raise _bad(f"unrecognized request argument supplied: {brief(unknown[0])}", unknown[0], "unknown_parameter")
@@ -143,7 +161,7 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
             raise _bad("'stream_options' must be {\"include_usage\": true|false}", "stream_options")
         include_usage = bool(options.get("include_usage", False))
 
-    settings, language, cross_file, filename, detect_language = _infill_extension(data.get("infill"), max_request_tokens)
+    settings, language, cross_file, filename, detect_language, snippets = _infill_extension(data.get("infill"), max_request_tokens)
     max_tokens = data.get("max_tokens")
     if max_tokens is not None:
         try:  # the engine's schema, as every other surface checks it
@@ -166,7 +184,8 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
             raise _bad(f"'{name}' must be a number (it is accepted and ignored)", name)
     return CompletionRequest(prompt=prompt, suffix=suffix, model=model, stream=stream, include_usage=include_usage,
                              stop=_parse_stop(data.get("stop")), language=language, settings=settings,
-                             cross_file=cross_file, filename=filename, detect_language=detect_language)
+                             cross_file=cross_file, filename=filename, detect_language=detect_language,
+                             workspace_buffers=snippet_buffers(snippets))
 
 
 def token_budget(value: Any, name: str, max_request_tokens: int) -> Optional[int]:
@@ -199,13 +218,15 @@ def _parse_stop(value: Any, limit: int = MAX_STOP_SEQUENCES) -> tuple[str, ...]:
     return tuple(stops)
 
 
-def _infill_extension(value: Any, max_request_tokens: int) -> tuple[dict[str, Any], Optional[str], str, Optional[str], bool]:
-    """The `infill` object: {"language", "filename", "cross_file", <sampler knob>: ...}; the
-    knobs are checked with the live protocol's rules (the engine's settings schema)."""
+def _infill_extension(value: Any, max_request_tokens: int) -> tuple[dict[str, Any], Optional[str], str, Optional[str], bool, tuple[str, ...]]:
+    """The `infill` object: {"language", "filename", "cross_file", "workspace_snippets",
+    <sampler knob>: ...}; the knobs are checked with the live protocol's rules (the
+    engine's settings schema)."""
     if value is None:
-        return {}, None, "", None, True
+        return {}, None, "", None, True, ()
     if not isinstance(value, dict):
         raise _bad("'infill' must be an object such as {\"language\": \"python\"}", "infill")
+    refuse_workspace_paths(value, "infill.")
     knobs = dict(value)
     detect_language = not ("language" in knobs and knobs["language"] is None)
     language = knobs.pop("language", None)
@@ -222,11 +243,51 @@ def _infill_extension(value: Any, max_request_tokens: int) -> tuple[dict[str, An
         cross_file = ""
     if not isinstance(cross_file, str):
         raise _bad("'infill.cross_file' must be a string (context from other files)", "infill.cross_file")
+    snippets = workspace_snippets(knobs.pop("workspace_snippets", None))
     try:
         settings = p.parse_settings(knobs, session=None, request_id=None, max_request_tokens=max_request_tokens)
     except p.ProtocolError as err:
         raise _bad(err.message, "infill") from None
-    return settings, language, cross_file, filename, detect_language
+    return settings, language, cross_file, filename, detect_language, snippets
+
+
+def workspace_snippets(value: Any) -> tuple[str, ...]:
+    """`infill.workspace_snippets`: a list of at most MAX_WORKSPACE_SNIPPETS strings, at most
+    MAX_WORKSPACE_SNIPPET_BYTES together (UTF-8); ApiError 400 saying which rule broke."""
+    if value is None:
+        return ()
+    param = "infill.workspace_snippets"
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise _bad(f"'{param}' must be a list of strings (code from the client's workspace, each a few lines)", param)
+    if len(value) > MAX_WORKSPACE_SNIPPETS:
+        raise _bad(f"'{param}' holds {len(value)} snippets; at most {MAX_WORKSPACE_SNIPPETS} are accepted", param,
+                   "too_many_snippets")
+    size = sum(len(s.encode("utf-8", "surrogatepass")) for s in value)
+    if size > MAX_WORKSPACE_SNIPPET_BYTES:
+        raise _bad(f"'{param}' holds {size} bytes; at most {MAX_WORKSPACE_SNIPPET_BYTES} bytes of snippets are "
+                   "accepted in all", param, "snippets_too_large")
+    return tuple(s for s in value if s.strip())
+
+
+def snippet_buffers(snippets: Sequence[str], name: str = "snippet") -> tuple[tuple[str, str], ...]:
+    """Snippets as named texts for a WorkspaceContext ("snippet-0", "snippet-1", ...)."""
+    return tuple((f"{name}-{i}", text) for i, text in enumerate(snippets))
+
+
+def refuse_workspace_paths(data: dict[str, Any], where: str) -> None:
+    """ApiError 400 for a field that names a workspace on the server's disk (`workspace`,
+    `workspace_root`, `root_path`, ...): the server never reads a path a client names."""
+    for key in data:
+        if not isinstance(key, str):
+            continue
+        name = key.lower().replace("-", "_")
+        if name in ("workspace_snippets", "workspace_drafts"):
+            continue
+        if name.startswith("workspace") or name in WORKSPACE_PATH_FIELDS:
+            raise _bad(f"'{where}{key}' is refused: this server never reads files or folders a request names (it "
+                       "may run on another machine, and a path would let a client read the server's disk). Send the "
+                       "code itself as 'infill.workspace_snippets': [\"...\", ...], as `infill lsp --remote` does",
+                       f"{where}{key}", "workspace_path_refused")
 
 
 def known_language(name: str, param: str) -> str:
