@@ -14,7 +14,10 @@ import time
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+import tree_sitter as ts
+
 from . import polish as polish_mod
+from .early_errors import EarlyError, early_errors
 from .python_check import adds_python_error
 from .splice import added_errors, splice_error_balance
 from .registry import LanguageSpec
@@ -218,7 +221,7 @@ class TreeSitterConstraint:
                 window = self._windows.get(prefix, suffix)
                 if window.inert(middle):  # prose inside the docstring the cursor is in
                     return True
-                ok = added_errors(window, middle) == 0
+                ok = added_errors(window, middle) == 0 and not self._early_error(window, middle)
                 if ok and self.spec.name == "python":
                     # tree-sitter-python lets through code CPython refuses (a statement
                     # indented deeper than its block): ask CPython too, on the same window.
@@ -229,6 +232,24 @@ class TreeSitterConstraint:
         if not ok:
             self.stats.final_rejections += 1
         return ok
+
+    def _early_error(self, window: Window, middle: str) -> bool:
+        """Whether the middle has code the grammar accepts and the compiler refuses
+        (`return` outside a function, `break` outside a loop: grammars/early_errors.py).
+        One the file had already (a `return` that starts in the prefix) is not the
+        middle's doing."""
+        middle_b = middle.encode("utf-8")
+        cursor = window.cursor
+        tree = window.final_parser.parse(window.prefix + middle_b + window.suffix)  # added_errors's parse, cached
+        found = self._early_errors_in(window, tree.root_node, cursor, cursor + len(middle_b))
+        if not found or min(e.start for e in found) >= cursor:
+            return bool(found)
+        before = window.final_parser.parse(window.prefix + window.suffix)
+        had = {(e.start, e.message) for e in self._early_errors_in(window, before.root_node, cursor - 1, cursor + 1)}
+        return any(e.start >= cursor or not e.excusable or (e.start, e.message) not in had for e in found)
+
+    def _early_errors_in(self, window: Window, root: ts.Node, lo: int, hi: int) -> list[EarlyError]:
+        return early_errors(self.spec.name, self.spec.ts_language(), root, lo, hi, window.module_kind, window.top_level_known)
 
     def in_string(self, prefix: str, suffix: str) -> bool:
         """Whether the cursor is inside a multi-line string (a docstring being written):

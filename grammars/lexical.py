@@ -64,6 +64,16 @@ def open_brackets(spec: LanguageSpec, text: str) -> "list[tuple[str, int]] | Non
     return stack
 
 
+def closing_offset(spec: LanguageSpec, text: str, depth: int) -> "int | None":
+    """The offset in `text` of the closer that closes the last of `depth` brackets open
+    before it (strings and comments skipped), or None when they stay open."""
+    for kind, _, at in _bracket_events(spec, text, offsets=True):
+        depth += {"open": 1, "close": -1}.get(kind, 0)
+        if depth <= 0:
+            return at
+    return None
+
+
 def open_multiline_string(spec: LanguageSpec, text: str) -> "tuple[str, int] | None":
     """(closing delimiter, offset of the opening one) of the multi-line string (Python's
     triple quotes, a backquote) that `text` ends inside, else None (strings and comments

@@ -12,7 +12,8 @@ from typing import Optional
 
 import tree_sitter as ts
 
-from .lexical import bracket_depths, open_brackets, open_multiline_string
+from .early_errors import UNKNOWN, module_kind
+from .lexical import bracket_depths, closing_offset, open_brackets, open_multiline_string
 from .registry import LanguageSpec
 from .syntax import IncrementalParser, SyntaxErrorSpan, minimal_errors, token_left, token_right
 
@@ -145,23 +146,81 @@ def closing_tail(spec: LanguageSpec, prefix: str, suffix: str) -> str:
     return "\n" + "".join(spec.openers[opener] for opener, _ in reversed(stack))
 
 
-def _from_the_hole(text: bytes, cursor: int, error: SyntaxErrorSpan) -> bool:
+def _only_trivia(spec: LanguageSpec, text: bytes) -> bool:
+    """Whether `text` is whitespace and comments only."""
+    line, block = (spec.line_comment or "").encode(), tuple(c.encode() for c in spec.block_comment or ())
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] in b" \t\r\n\f":
+            i += 1
+        elif line and text.startswith(line, i):
+            end = text.find(b"\n", i)
+            i = n if end == -1 else end
+        elif len(block) == 2 and text.startswith(block[0], i):
+            end = text.find(block[1], i + len(block[0]))
+            if end == -1:
+                return False
+            i = end + len(block[1])
+        else:
+            return False
+    return True
+
+
+def _from_the_hole(spec: LanguageSpec, text: bytes, cursor: int, error: SyntaxErrorSpan, zone_end: int) -> bool:
     """Whether a baseline error is the empty hole's doing, to be repaired by the middle and
-    never excused as one the file had: it touches the cursor's token, or it lies after the
-    cursor's line start within the same top-level construct (up to the next line that starts
-    at column 0). Parsers report a hole's error late: `if  {` in Rust at the `else` two
-    lines on, `x = ` in TypeScript at the next statement; an error before the cursor's line
-    cannot be the hole's."""
+    never excused as one the file had: it touches the cursor's token (or the last token
+    before it, only comments between), or it lies after the cursor's line start within the
+    same top-level construct (`zone_end`: up to the next line that starts at column 0, or
+    through it when it starts with a closer; at least until the brackets open at the cursor
+    close). Parsers report a hole's error late: `if  {` in Rust at the `else` two lines on,
+    `x = ` in TypeScript at the next statement, a removed `{` line at the `}();` that ends
+    the construct; an error before the cursor's line cannot be the hole's."""
     if token_left(text, error.start) <= cursor <= token_right(text, error.end):
         return True
+    if error.end <= cursor and _only_trivia(spec, text[error.end : cursor]):
+        return True  # at the last token before the hole, comments between: `0 // 112 - 127` + hole for `];`
     if error.missing and error.end >= len(text.rstrip()):
         return True  # a bracket left open to the very end: the hole's recovery often puts it there
     if _cut_tail(text, cursor, error):
         return False
     line_start = text.rfind(b"\n", 0, cursor) + 1
-    top = _TOP_LEVEL_LINE.search(text, cursor)
-    zone_end = len(text) if top is None else top.start()
     return error.start <= zone_end and error.end >= line_start
+
+
+def _construct_end(text: bytes, cursor: int) -> int:
+    """Where the top-level construct around the cursor ends: before the next line that
+    starts at column 0, or after it when that line starts with a closer (`}();` ending
+    `var Dayjs = function () {`). A hole that unbalances the construct's brackets shows its
+    error at that closer; left out, the error was excused as the file's, and a middle that
+    left the file broken was shown (issue 35: `_proto = Dayjs;`)."""
+    top = _TOP_LEVEL_LINE.search(text, cursor)
+    if top is None:
+        return len(text)
+    if text[top.end() : top.end() + 1] in (b"}", b")", b"]"):
+        line_end = text.find(b"\n", top.end())
+        return len(text) if line_end == -1 else line_end
+    return top.start()
+
+
+def _bracket_end(spec: LanguageSpec, wp: str, ws: str) -> int:
+    """For a cursor at column 0: where the innermost bracket open at it closes (byte offset
+    in the window text, at the end of that line), or the text's end when it never does;
+    the cursor when none is open or the cursor is not at column 0. Code that is not
+    indented (an array of numbers, a file wrapped in `(function () {`) has no column-0 line
+    to end the construct: `0 // 127` + a hole for `];` left the array open to the end, its
+    errors were excused as the file's, and a middle ` *` that made `0 * function ...` of the
+    next function was shown. At a deeper column the indentation rule (`_construct_end`)
+    serves, and a bracket left open by the file's own error above (`def broken(:`) must
+    not make every error below the hole's."""
+    cursor = len(wp.encode("utf-8"))
+    if wp[wp.rfind("\n") + 1 :]:
+        return cursor
+    stack = open_brackets(spec, wp)
+    if not stack:
+        return cursor
+    at = closing_offset(spec, ws, 1)
+    line_end = -1 if at is None else ws.find("\n", at)
+    return cursor + len((ws if line_end == -1 else ws[:line_end]).encode("utf-8"))
 
 
 def _edges_outside_blocks(spec: LanguageSpec, wp: str, ws: str, prefix: str, suffix: str) -> bool:
@@ -178,6 +237,17 @@ def _edges_outside_blocks(spec: LanguageSpec, wp: str, ws: str, prefix: str, suf
         return False  # `impl ... for X` + `where` at column 0: the item goes on
     lowest, final = bracket_depths(spec, wp + ws)
     return lowest >= 0 and final == 0
+
+
+def _starts_at_top_level(spec: LanguageSpec, prefix: str, wp: str) -> bool:
+    """Whether the prefix window starts outside every block of the file: it is the whole
+    prefix, or it starts at column 0 with every bracket before it closed (a file wrapped
+    in `(function () {` has its body at column 0 too)."""
+    if len(wp) == len(prefix):
+        return True
+    if wp[:1] in (" ", "\t"):
+        return False
+    return bracket_depths(spec, prefix[: len(prefix) - len(wp)])[1] == 0
 
 
 @dataclass
@@ -197,6 +267,11 @@ class Window:
     # by both the lexer and the parser; None elsewhere. Text that does not close it is
     # inert there: the file parses as before, whatever the middle says (`inert`).
     string_close: Optional[str] = None
+    # For the early-error check (grammars/early_errors.py): JavaScript's module kind, of
+    # the whole file; and whether the window's top is the file's top level (not cut
+    # inside a block), so that a statement outside every function there is outside all.
+    module_kind: str = UNKNOWN
+    top_level_known: bool = True
 
     @property
     def cursor(self) -> int:
@@ -216,7 +291,8 @@ class Window:
             baseline = minimal_errors(final_parser.parse(text).root_node)
             cursor = len(wp_b)
             # Errors at the cursor are the hole the middle is meant to fill, not the file's.
-            at_cursor = [e for e in baseline if _from_the_hole(text, cursor, e)]
+            zone_end = max(_construct_end(text, cursor), _bracket_end(spec, wp, ws))
+            at_cursor = [e for e in baseline if _from_the_hole(spec, text, cursor, e, zone_end)]
             cut = len(wp) < len(prefix) or len(ws) < len(suffix)
             whole = len(at_cursor) == len(baseline) and _edges_outside_blocks(spec, wp, ws, prefix, suffix)
             if not cut or whole or prefix_limit >= MAX_WINDOW_CHARS:
@@ -237,6 +313,8 @@ class Window:
             suffix_text=ws,
             cursor_errors=at_cursor,
             string_close=_string_at_cursor(spec, wp, final_parser, text),
+            module_kind=module_kind(prefix + suffix) if spec.name == "javascript" else UNKNOWN,
+            top_level_known=_starts_at_top_level(spec, prefix, wp),
         )
 
     def inert(self, middle: str) -> bool:

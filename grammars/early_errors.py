@@ -1,0 +1,476 @@
+"""Code a grammar accepts and the language's compiler refuses: the "early errors" (issue 35).
+
+tree-sitter's grammars are context-free: `return` parses anywhere a statement may stand, and
+`break` anywhere too. The languages refuse them outside their construct, before running
+anything (JavaScript's "early errors", CPython's compiler):
+
+* `return` outside a function (in JavaScript allowed at the top of a CommonJS file, which
+  Node wraps in a function; refused in an ES module: `SyntaxError: Illegal return statement`);
+* `break` outside a loop or `switch` (a labelled `break` outside a statement of that label),
+  `continue` outside a loop;
+* `yield` outside a generator (Python: outside a function), `await` outside an async
+  function (allowed at the top of an ES module);
+* JavaScript: `let`/`const`/`class` declaring a name its block (or its function's
+  parameters) already declares, or as the lone body of an `if` or a loop; `const x;`;
+  `try` without `catch` or `finally`; an empty slot in an argument list or an object
+  (`f(, a)`); `import`/`export` in a CommonJS file. Python: `nonlocal` outside a function,
+  a keyword argument repeated or followed by a positional one, a parameter named twice;
+* both: `try` without a handler (the grammars accept it).
+
+A JavaScript file with neither `import`/`export` nor `require(`/`module.exports` is judged
+as a module (a top-level `return` refused, a top-level `await` let through), as a browser
+or a bundler would.
+
+Judged on tree-sitter's tree by walking each such node's ancestors up to its function, so
+no compiler is run, and only for the nodes that overlap the middle, or lie in a definition
+whose header the middle wrote: the file's own are not the middle's doing. A node inside an ERROR is skipped (its ancestors are the parser's
+guess), and where the window may start inside a block (`Window.top_level_known` false) the
+top of the window is not the top of the file, so nothing there is refused.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator, Optional, Union
+
+import tree_sitter as ts
+
+# JavaScript's module kinds: an ES module, a CommonJS file, or a file with neither mark.
+MODULE, COMMONJS, UNKNOWN = "module", "commonjs", "unknown"
+_ESM = re.compile(r"^[ \t]*(import[ \t]*[\w*{'\"]|import\.meta\b|export[ \t]+(default|const|let|var|function|class|async|\{|\*))", re.M)
+_CJS = re.compile(r"\brequire[ \t]*\(|\bmodule\.exports\b|\bexports\.[\w$]+[ \t]*=")
+
+
+def module_kind(text: str) -> str:
+    """How Node would load the file: top-level `import`/`export` lines make an ES module,
+    `require(`/`module.exports` without them a CommonJS file (a regular expression over the
+    whole text, which the window may not reach: imports stand at the top of a file)."""
+    if _ESM.search(text):
+        return MODULE
+    return COMMONJS if _CJS.search(text) else UNKNOWN
+
+
+@dataclass(frozen=True)
+class EarlyError:
+    start: int
+    end: int
+    message: str
+    # False for an error the empty hole has too but that is still the hole's doing (a `try`
+    # whose handler line was the hole): the final check must not excuse it as the file's.
+    excusable: bool = True
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One language's node types for the checks."""
+
+    functions: frozenset[str]  # scopes `return`, `yield` and `await` belong to
+    barriers: frozenset[str]  # where the search for a loop, a label or a function stops
+    loops: frozenset[str]
+    breakable: frozenset[str]  # loops and `switch`
+    checked: str  # a query capturing the nodes to judge as @node
+
+
+JS_FUNCTIONS = frozenset({"function_declaration", "function_expression", "function", "arrow_function", "method_definition",
+                          "generator_function", "generator_function_declaration"})
+JS_LOOPS = frozenset({"for_statement", "for_in_statement", "while_statement", "do_statement"})
+JAVASCRIPT = Rules(
+    functions=JS_FUNCTIONS,
+    # A class's static block is a function of its own for `return`/`break` (refused in it).
+    barriers=JS_FUNCTIONS | {"class_static_block", "class_body"},
+    loops=JS_LOOPS,
+    breakable=JS_LOOPS | {"switch_statement"},
+    checked="""[(return_statement) (break_statement) (continue_statement) (yield_expression) (await_expression)
+                (lexical_declaration) (class_declaration) (import_statement) (export_statement) (formal_parameters)
+                (try_statement) (if_statement) (else_clause) (for_statement) (for_in_statement) (while_statement)
+                (do_statement) (labeled_statement) ","] @node""",
+)
+PY_FUNCTIONS = frozenset({"function_definition", "lambda"})
+PY_LOOPS = frozenset({"for_statement", "while_statement"})
+PYTHON = Rules(
+    functions=PY_FUNCTIONS,
+    barriers=PY_FUNCTIONS | {"class_definition"},
+    loops=PY_LOOPS,
+    breakable=PY_LOOPS,
+    checked="""[(return_statement) (break_statement) (continue_statement) (yield) (await) (nonlocal_statement)
+                (argument_list) (parameters) (lambda_parameters) (try_statement)] @node""",
+)
+# Definitions whose header a middle may write: the code below it changes context (a `def`
+# line replaced by `class X:` puts the body's `yield` outside any function).
+DEFINITIONS = {
+    "javascript": "[(function_declaration) (function_expression) (generator_function_declaration) (generator_function) (method_definition) (arrow_function) (class_declaration)] @node",
+    "python": "[(function_definition) (class_definition)] @node",
+}
+RULES = {"javascript": JAVASCRIPT, "python": PYTHON}
+
+_queries: dict[tuple[str, str], ts.Query] = {}
+
+
+def _query(language: str, ts_language: ts.Language, text: str) -> ts.Query:
+    key = (language, text)
+    if key not in _queries:  # one Language per grammar and process (registry.py)
+        _queries[key] = ts.Query(ts_language, text)
+    return _queries[key]
+
+
+def _captured(query: ts.Query, root: ts.Node, lo: int, hi: int) -> list[ts.Node]:
+    cursor = ts.QueryCursor(query)
+    cursor.set_byte_range(lo, hi)
+    return [node for nodes in cursor.captures(root).values() for node in nodes if node.end_byte > lo and node.start_byte < hi]
+
+
+def _judged_end(language: str, ts_language: ts.Language, root: ts.Node, lo: int, hi: int) -> int:
+    """`hi`, or the end of the last definition whose header starts in the middle."""
+    for node in _captured(_query(language, ts_language, DEFINITIONS[language]), root, lo, hi):
+        if node.start_byte >= lo:
+            hi = max(hi, node.end_byte)
+    return hi
+
+
+def early_errors(language: str, ts_language: ts.Language, root: ts.Node, lo: int, hi: int, kind: str = UNKNOWN,
+                 top_level_known: bool = True) -> list[EarlyError]:
+    """The early errors of the checked nodes that overlap [lo, hi) (the middle's bytes);
+    [] for a language without rules. `kind`: the JavaScript module kind (`module_kind`)."""
+    rules = RULES.get(language)
+    if rules is None or hi <= lo:
+        return []
+    middle_end = hi
+    hi = _judged_end(language, ts_language, root, lo, hi)
+    found = []
+    for node in _captured(_query(language, ts_language, rules.checked), root, lo, hi):
+        if _in_error(node):
+            continue
+        if node.type == "try_statement":
+            error = _handlerless_try(node, middle_end)
+        else:
+            error = _judge(language, rules, node, kind, top_level_known)
+        if error is not None:
+            found.append(error)
+    return sorted(found, key=lambda e: (e.start, e.end))
+
+
+HANDLERS = ("catch_clause", "finally_clause", "except_clause", "except_group_clause")
+
+
+def _handlerless_try(node: ts.Node, middle_end: int) -> Optional[EarlyError]:
+    """A `try` with neither `catch`/`except` nor `finally`. The grammars accept one; both
+    compilers refuse it. Where its body goes on below the middle, its handler's line was the
+    hole (or the file is broken there anyway), so the empty hole's having it too does not
+    excuse it; a `try` being typed (`try {` + the cursor + `}`) ends at the middle and is
+    left to be finished."""
+    if any(child.type in HANDLERS for child in node.children):
+        return None
+    body = node.child_by_field_name("body")
+    goes_on = body is not None and any(child.start_byte >= middle_end for child in body.named_children)
+    return EarlyError(node.start_byte, node.end_byte, "try without a handler", excusable=not goes_on)
+
+
+def _in_error(node: ts.Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.is_error:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _ancestors(node: ts.Node) -> Iterator[ts.Node]:
+    parent = node.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
+
+
+def _enclosing(rules: Rules, node: ts.Node, wanted: frozenset[str]) -> Optional[ts.Node]:
+    """The nearest ancestor of a wanted type below the nearest barrier (or the barrier
+    itself, when it is wanted); None when the walk reaches a barrier or the root first."""
+    child = node
+    for parent in _ancestors(node):
+        if parent.type in wanted and not _in_loop_else(parent, child):
+            return parent
+        if parent.type in rules.barriers:
+            return None
+        child = parent
+    return None
+
+
+def _in_loop_else(loop: ts.Node, child: ts.Node) -> bool:
+    """Python's `for ... else:`: a `break` in the `else` clause belongs to an outer loop."""
+    return child.type == "else_clause" and loop.type in PY_LOOPS
+
+
+def _has_child(node: ts.Node, kind: str) -> bool:
+    return any(child.type == kind for child in node.children)
+
+
+def _function(rules: Rules, node: ts.Node) -> Optional[ts.Node]:
+    """The function `node` belongs to; None at the top of the file (or of a class body)."""
+    return _enclosing(rules, node, rules.functions)
+
+
+# A verdict: no error, a message about the judged node, or a message and the node to
+# blame inside it (the repeated keyword of an argument list, not the whole list).
+Verdict = Union[None, str, tuple[str, ts.Node]]
+
+
+def _judge(language: str, rules: Rules, node: ts.Node, kind: str, top_level_known: bool) -> Optional[EarlyError]:
+    judge = _judge_python if language == "python" else _judge_javascript
+    verdict = judge(rules, node, kind, top_level_known)
+    if verdict is None:
+        return None
+    message, at = verdict if isinstance(verdict, tuple) else (verdict, node)
+    return EarlyError(at.start_byte, at.end_byte, message)
+
+
+def _at_top(node: ts.Node, rules: Rules) -> bool:
+    """No barrier (function, class) between `node` and the root."""
+    return not any(parent.type in rules.barriers for parent in _ancestors(node))
+
+
+def _judge_javascript(rules: Rules, node: ts.Node, kind: str, top_level_known: bool) -> Verdict:
+    t = node.type
+    # Outside every function, the window's top may be inside one the window does not show.
+    unsure_top = not top_level_known and _at_top(node, rules)
+    if t == "return_statement":
+        if _function(rules, node) is None and kind != COMMONJS and not unsure_top:
+            return "return outside a function"
+    elif t in ("break_statement", "continue_statement"):
+        return None if unsure_top else _jump_error(rules, node)
+    elif t == "yield_expression":
+        function = _function(rules, node)
+        if not unsure_top and (function is None or not _is_generator(function)):
+            return "yield outside a generator"
+    elif t == "await_expression":
+        function = _function(rules, node)
+        if function is None:
+            if kind == COMMONJS and not unsure_top:
+                return "await at the top of a CommonJS file"
+        elif not _has_child(function, "async"):
+            return "await outside an async function"
+    elif t in ("import_statement", "export_statement"):
+        if kind == COMMONJS and node.parent is not None and node.parent.type == "program":
+            return f"{t.split('_')[0]} in a CommonJS file"
+    elif t in ("lexical_declaration", "class_declaration"):
+        return _uninitialized(node) or _redeclared(node)
+    elif t == "formal_parameters":
+        return _shadowed_parameter(node)
+    elif t == ",":
+        return _empty_slot(node)
+    else:  # a statement with a single statement as its body: `if (x) let y = 1;`
+        return _declaration_as_body(node)
+    return None
+
+
+SINGLE_BODY = ("if_statement", "else_clause", "for_statement", "for_in_statement", "while_statement", "do_statement", "labeled_statement")
+
+
+def _declaration_as_body(node: ts.Node) -> Optional[str]:
+    """`let`/`const`/`class` as the body of an `if`, a loop or a label: "Lexical
+    declaration cannot appear in a single-statement context" (a deleted `{` line leaves
+    one: `if (x)` + newline + `let y = 1`)."""
+    if node.type == "else_clause":
+        body = node.named_children[0] if node.named_children else None
+    else:
+        body = node.child_by_field_name("consequence" if node.type == "if_statement" else "body")
+    return "a declaration as the body of a statement" if body is not None and body.type in LEXICAL else None
+
+
+# Lists whose slots must not be empty (an array's may: `[, a]`); the grammar lets
+# `f(, a)` and `{ , a: 1 }` through.
+COMMA_LISTS = ("arguments", "object", "object_pattern", "formal_parameters", "named_imports", "export_clause", "class_heritage")
+
+
+def _empty_slot(comma: ts.Node) -> Optional[str]:
+    parent = comma.parent
+    previous = comma.prev_sibling
+    if parent is None or parent.type not in COMMA_LISTS or previous is None:
+        return None
+    return "an empty slot in a list" if previous.type in ("(", "{", ",") else None
+
+
+def _uninitialized(node: ts.Node) -> Optional[str]:
+    """`const x;` or `let {a};` outside a `for (... of/in ...)` head: "Missing initializer"."""
+    if node.type != "lexical_declaration":
+        return None
+    is_const = node.children[0].type == "const" if node.children else False
+    for declarator in node.named_children:
+        if declarator.type != "variable_declarator" or declarator.child_by_field_name("value") is not None:
+            continue
+        name = declarator.child_by_field_name("name")
+        if is_const or (name is not None and name.type != "identifier"):
+            return "a declaration without its initializer"
+    return None
+
+
+def _is_generator(function: ts.Node) -> bool:
+    return function.type.startswith("generator_function") or (function.type == "method_definition" and _has_child(function, "*"))
+
+
+def _jump_error(rules: Rules, node: ts.Node) -> Optional[str]:
+    """`break`/`continue` with or without a label, JavaScript's rules."""
+    word = "break" if node.type == "break_statement" else "continue"
+    label = node.child_by_field_name("label")
+    if label is not None:
+        target = _labelled(rules, node, label.text or b"")
+        if target is None:
+            return f"{word} to an unknown label"
+        body = target.child_by_field_name("body")
+        if word == "continue" and (body is None or body.type not in rules.loops):
+            return "continue to a label that is not a loop"
+        return None
+    if _enclosing(rules, node, rules.breakable if word == "break" else rules.loops) is None:
+        return f"{word} outside a loop"
+    return None
+
+
+def _labelled(rules: Rules, node: ts.Node, label: bytes) -> Optional[ts.Node]:
+    for parent in _ancestors(node):
+        if parent.type == "labeled_statement":
+            name = parent.child_by_field_name("label")
+            if name is not None and name.text == label:
+                return parent
+        if parent.type in rules.barriers:
+            return None
+    return None
+
+
+LEXICAL = ("lexical_declaration", "class_declaration")
+DECLARATIONS = LEXICAL + ("variable_declaration", "function_declaration", "generator_function_declaration")
+
+
+def _pattern_names(node: ts.Node) -> list[bytes]:
+    """The names a binding (`x`, `{a, b: [c], ...d}`, `x = 1`) declares."""
+    if node.type in ("identifier", "shorthand_property_identifier_pattern"):
+        return [node.text] if node.text else []
+    if node.type == "pair_pattern":
+        value = node.child_by_field_name("value")
+        return _pattern_names(value) if value is not None else []
+    if node.type in ("assignment_pattern", "object_assignment_pattern"):
+        left = node.child_by_field_name("left")
+        return _pattern_names(left) if left is not None else []
+    if node.type in ("object_pattern", "array_pattern", "rest_pattern"):
+        return [name for child in node.named_children for name in _pattern_names(child)]
+    return []
+
+
+def _declared(node: ts.Node) -> list[bytes]:
+    """The names a declaration statement declares, each as often as it declares it."""
+    if node.type in ("lexical_declaration", "variable_declaration"):
+        names = []
+        for declarator in node.named_children:
+            name = declarator.child_by_field_name("name") if declarator.type == "variable_declarator" else None
+            if name is not None:
+                names.extend(_pattern_names(name))
+        return names
+    name = node.child_by_field_name("name")
+    return [name.text] if name is not None and name.text else []
+
+
+def _parameters(function: ts.Node) -> list[bytes]:
+    parameters = function.child_by_field_name("parameters")
+    if parameters is None:
+        parameter = function.child_by_field_name("parameter")  # `x => ...`
+        return _pattern_names(parameter) if parameter is not None else []
+    return [name for p in parameters.named_children for name in _pattern_names(p)]
+
+
+def _taken(scope: ts.Node, node: Optional[ts.Node]) -> set[bytes]:
+    """The names declared in `scope` (a block) by statements other than `node`, and by the
+    parameters of the function whose body it is."""
+    taken: set[bytes] = set()
+    for sibling in scope.named_children:
+        if sibling.type in DECLARATIONS and (node is None or sibling.id != node.id):
+            taken.update(_declared(sibling))
+    function = scope.parent
+    if scope.type == "statement_block" and function is not None and function.type in JS_FUNCTIONS:
+        taken.update(_parameters(function))
+    return taken
+
+
+def _redeclared(node: ts.Node) -> Optional[str]:
+    """`let x` where the same block already declares `x` (by `let`, `const`, `class`,
+    `var` or `function`, or twice in this statement: `const {a, a} = o`), or where `x` is
+    a parameter of the function the block is the body of: `Identifier 'x' has already
+    been declared`."""
+    declared = _declared(node)
+    names = set(declared)
+    scope = node.parent
+    if not names or scope is None or scope.type not in ("program", "statement_block", "class_static_block"):
+        return None
+    clash = (names & _taken(scope, node)) | {n for n in names if declared.count(n) > 1}
+    return f"{sorted(clash)[0].decode(errors='replace')} declared twice in one block" if clash else None
+
+
+def _shadowed_parameter(parameters: ts.Node) -> Optional[str]:
+    """A parameter list (the middle's) naming what the function's body declares with
+    `let`/`const`/`class`: `error(message) {` above `const message = ...`."""
+    function = parameters.parent
+    body = function.child_by_field_name("body") if function is not None else None
+    if function is None or function.type not in JS_FUNCTIONS or body is None or body.type != "statement_block":
+        return None
+    names = {name for p in parameters.named_children for name in _pattern_names(p)}
+    lexical = {name for child in body.named_children if child.type in LEXICAL for name in _declared(child)}
+    clash = names & lexical
+    return f"{sorted(clash)[0].decode(errors='replace')} declared twice in one block" if clash else None
+
+
+def _judge_python(rules: Rules, node: ts.Node, kind: str, top_level_known: bool) -> Verdict:
+    t = node.type
+    if not top_level_known and _at_top(node, rules):
+        return None  # the window's top may be inside a function the window does not show
+    if t in ("return_statement", "yield", "nonlocal_statement"):
+        function = _function(rules, node)
+        if function is None:
+            return f"{t.split('_')[0]} outside a function"
+        if t == "return_statement" and function.type == "lambda":
+            return None  # not a statement there; the grammar cannot put one in a lambda anyway
+    elif t in ("break_statement", "continue_statement"):
+        if _enclosing(rules, node, rules.loops) is None:
+            return f"{t.split('_')[0]} outside a loop"
+    elif t == "await":
+        function = _function(rules, node)
+        if function is None or function.type == "lambda" or not _has_child(function, "async"):
+            return "await outside an async function"
+    elif t == "argument_list":
+        return _python_arguments(node)
+    elif t in ("parameters", "lambda_parameters"):
+        seen: set[bytes] = set()
+        for parameter in node.named_children:
+            for name in _python_parameter(parameter):
+                if name in seen:
+                    return "a parameter named twice", parameter
+                seen.add(name)
+    return None
+
+
+def _python_arguments(node: ts.Node) -> Verdict:
+    """`f(a=1, a=2)` ("keyword argument repeated"), `f(a=1, b)` ("positional argument
+    follows keyword argument"), `f(**k, *a)`; blamed on the argument at fault, so that a
+    hole inside a long call is judged by what the middle put there."""
+    keywords: set[bytes] = set()
+    keyword_seen = mapping_seen = False
+    for child in node.named_children:
+        if child.type == "comment":
+            continue
+        if child.type == "keyword_argument":
+            name = child.child_by_field_name("name")
+            if name is not None and name.text in keywords:
+                return "a keyword argument repeated", child
+            keywords.add(name.text if name is not None and name.text else b"")
+            keyword_seen = True
+        elif child.type == "dictionary_splat":
+            mapping_seen = True
+        elif mapping_seen or (keyword_seen and child.type != "list_splat"):
+            return "a positional argument after a keyword argument", child
+    return None
+
+
+def _python_parameter(node: ts.Node) -> list[bytes]:
+    if node.type == "identifier":
+        return [node.text] if node.text else []
+    if node.type in ("default_parameter", "typed_default_parameter"):
+        name = node.child_by_field_name("name")
+        return [name.text] if name is not None and name.text else []
+    if node.type in ("typed_parameter", "list_splat_pattern", "dictionary_splat_pattern"):
+        return [c.text for c in node.named_children[:1] if c.type == "identifier" and c.text]
+    return []

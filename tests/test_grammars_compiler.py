@@ -1,0 +1,289 @@
+"""The final check refuses what the language's own compiler would (issue 35, items 1 and 2).
+
+1. A JavaScript middle that leaves the hole's own error in place was shown: in dayjs's
+   `esm/index.js`, the line `_proto.isValid = function isValid() {` blanked after its
+   indentation left the IIFE's braces unbalanced; tree-sitter reported that at the `}();`
+   closing it, at column 0, which the check took for the file's own error, so
+   `_proto = Dayjs;` passed and `node --check` failed.
+2. A grammar is context-free: `return Dayjs;` at the top of an ES module parses, and Node
+   says `SyntaxError: Illegal return statement`. grammars/early_errors.py judges such
+   statements on tree-sitter's tree (every verdict here was checked with `node --check` and
+   CPython's `compile()`).
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+import tree_sitter as ts
+
+import grammars
+from grammars.early_errors import COMMONJS, MODULE, UNKNOWN, early_errors, module_kind
+
+# Shaped like dayjs 1.11.13's esm/index.js (written for this test).
+DAYJS_LIKE = """\
+import * as C from './constant';
+
+var Dayjs = /*#__PURE__*/function () {
+  function Dayjs(cfg) {
+    this.$d = cfg.date;
+  }
+
+  var _proto = Dayjs.prototype;
+
+  _proto.$utils = function $utils() {
+    return C;
+  };
+
+  _proto.isValid = function isValid() {
+    return !(this.$d.toString() === C.INVALID_DATE_STRING);
+  };
+
+  _proto.toString = function toString() {
+    return this.$d.toUTCString();
+  };
+
+  return Dayjs;
+}();
+
+var proto = Dayjs.prototype;
+export default Dayjs;
+"""
+
+
+def hole(text: str, line: str) -> tuple[str, str, str]:
+    """(prefix, true middle, suffix): `line` (its first occurrence) blanked after its
+    indentation, as an editor sends it."""
+    at = text.index(line)
+    start = text.rfind("\n", 0, at) + 1
+    end = text.index("\n", at)
+    body = text[start:end].lstrip(" ")
+    cursor = end - len(body)
+    return text[:cursor], body, text[end:]
+
+
+def accepts(language: str, prefix: str, middle: str, suffix: str) -> bool:
+    constraint = grammars.constraint_for(language)
+    assert constraint is not None
+    return constraint.accept_final(prefix, middle, suffix)
+
+
+# -- item 1: the hole's own error must be repaired ----------------------------------------
+
+
+def test_a_middle_that_leaves_the_iife_unbalanced_is_refused() -> None:
+    prefix, true, suffix = hole(DAYJS_LIKE, "_proto.isValid = ")
+    assert not accepts("javascript", prefix, "_proto = Dayjs;", suffix)
+    assert accepts("javascript", prefix, true, suffix)
+
+
+def test_a_middle_that_leaves_an_array_open_is_refused() -> None:
+    # The hole is the array's `];` at column 0, after a comment: the parser reports the
+    # hole at the `0` before the comment and again in the functions below (never closed).
+    text = "const chars = [\n  0, 1, 0, 1, // 0 - 3\n  1, 1, 0, 0 // 4 - 7\n];\n\n/**\n * Doc.\n */\nfunction f(code) {\n  return chars[code] === 1;\n}\n\nfunction g(x) {\n  const y = x + 1;\n  return y;\n}\n\nmodule.exports = { f, g };\n"
+    prefix, true, suffix = hole(text, "];")
+    assert not accepts("javascript", prefix, " *", suffix)
+    assert accepts("javascript", prefix, true, suffix)
+
+
+# -- item 2: what the grammar accepts and the compiler refuses -----------------------------
+
+
+def test_a_top_level_return_is_refused_in_an_es_module() -> None:
+    prefix, true, suffix = hole(DAYJS_LIKE, "return Dayjs;")
+    assert accepts("javascript", prefix, true, suffix)
+    # Line 513 of dayjs's file, the IIFE's `return Dayjs;` offered outside it:
+    prefix, _, suffix = hole(DAYJS_LIKE, "var proto = Dayjs.prototype;")
+    assert not accepts("javascript", prefix, "return Dayjs;", suffix)
+    assert accepts("javascript", prefix, "var proto = Dayjs.prototype;", suffix)
+
+
+def test_a_top_level_return_is_accepted_in_commonjs() -> None:
+    # Node wraps a CommonJS file in a function: a top-level `return` is legal there.
+    text = "const fs = require('fs');\n\nif (!fs) {\n  module.exports = null;\n}\nmodule.exports = fs;\n"
+    prefix, _, suffix = hole(text, "module.exports = fs;")
+    assert accepts("javascript", prefix, "return;", suffix)
+
+
+PYTHON = """\
+import os
+
+
+def walk(top):
+    for name in os.listdir(top):
+        if name.startswith('.'):
+            continue
+        yield name
+    return None
+
+
+total = 0
+for name in walk('.'):
+    total += 1
+print(total)
+"""
+
+
+@pytest.mark.parametrize("middle", ["return total", "yield total", "await walk('.')", "break", "continue"])
+def test_python_statements_outside_their_construct_are_refused(middle: str) -> None:
+    prefix, true, suffix = hole(PYTHON, "print(total)")
+    assert accepts("python", prefix, true, suffix)
+    assert not accepts("python", prefix, middle, suffix)
+    with pytest.raises(SyntaxError):
+        compile(prefix + middle + suffix, "<test>", "exec")
+
+
+def test_python_statements_inside_their_construct_are_accepted() -> None:
+    prefix, _, suffix = hole(PYTHON, "continue")
+    for middle in ("break", "continue", "return None", "yield name"):
+        assert accepts("python", prefix, middle, suffix)
+        compile(prefix + middle + suffix, "<test>", "exec")
+
+
+def judged(language: str, source: str, kind: str | None = None) -> list[str]:
+    """The early errors of the whole `source`, their messages."""
+    spec = grammars.get(language)
+    root = ts.Parser(spec.ts_language()).parse(source.encode()).root_node
+    found = early_errors(language, spec.ts_language(), root, 0, len(source.encode()), kind or module_kind(source))
+    return [e.message for e in found]
+
+
+# Each refused by `node --check` (as .cjs in CommonJS, else as .mjs: a file with neither
+# mark is judged as a module), each accepted one accepted by it.
+JS_REFUSED = [
+    "import a from 'b';\nreturn a;\n",
+    "return 1;\n",
+    "break;\n",
+    "while (x) { function f() { break; } }\n",
+    "switch (x) { case 1: continue; }\n",
+    "a: { continue a; }\n",
+    "for (;;) { break b; }\n",
+    "function g() { yield 1; }\n",
+    "class A { *m() { yield 1 } n() { yield 2 } }\n",
+    "const f = () => { await x; };\n",
+    "require('x');\nawait x;\n",
+    "class A { static { return 1; } }\n",
+    "let a = 1;\nlet a = 2;\n",
+    "var a; let a;\n",
+    "class A {}\nconst A = 1;\n",
+    "const {g, g} = z;\n",
+    "function f({a}, b) { const a = 1; }\n",
+    "const f = a => { let a; };\n",
+    "if (x) let y = 1;\n",
+    "if (x) {} else const z = 1;\n",
+    "const a;\n",
+    "let {b};\n",
+    "f(, a);\n",
+    "f(a,, b);\n",
+    "x = {, a: 1};\n",
+    "try { x }\n",
+    "module.exports = 1;\nimport('x');\nexport const y = 2;\n",
+]
+JS_ACCEPTED = [
+    "const a = require('b');\nreturn a;\n",
+    "for (;;) { break; continue; }\n",
+    "for (;;) { switch (x) { case 1: continue; } }\n",
+    "a: { break a; }\n",
+    "a: for (;;) { continue a; }\n",
+    "function* g() { yield 1; }\n",
+    "const f = async () => { await x; };\n",
+    "import a from 'b';\nawait a;\n",
+    "let q = 1; { let q = 2; }\n",
+    "function f(a) { var a; }\n",
+    "for (let i = 0; i < 3; i++) {}\n",
+    "for (const x of y) ;\n",
+    "let c;\n",
+    "f(a,);\nx = [, 1];\n",
+    "try { x } catch (e) {}\n",
+    "var f = function () { return 1; };\n",
+]
+
+
+@pytest.mark.parametrize("source", JS_REFUSED)
+def test_javascript_early_errors_are_found(source: str) -> None:
+    kind = COMMONJS if source.startswith("module.exports") else None
+    assert judged("javascript", source, kind), source
+
+
+@pytest.mark.parametrize("source", JS_ACCEPTED)
+def test_javascript_valid_code_has_no_early_error(source: str) -> None:
+    assert judged("javascript", source) == [], source
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_agrees(tmp_path) -> None:
+    for number, source in enumerate(JS_REFUSED + JS_ACCEPTED):
+        kind = COMMONJS if source.startswith("module.exports") else module_kind(source)
+        path = tmp_path / f"c{number}{'.cjs' if kind == COMMONJS else '.mjs'}"
+        path.write_text(source)
+        rc = subprocess.run(["node", "--check", str(path)], capture_output=True).returncode
+        assert (rc != 0) == (source in JS_REFUSED), source
+
+
+PY_REFUSED = ["return 1\n", "class A:\n    return 1\n", "break\n", "for x in y:\n    pass\nelse:\n    break\n",
+              "def f():\n    for x in y:\n        def g():\n            continue\n", "yield 1\n", "await x\n",
+              "def f():\n    await x\n", "async def f():\n    g = lambda: await x\n", "nonlocal x\n",
+              "f(a=1, a=2)\n", "f(a=1, b)\n", "f(**k, b)\n", "def f(self, a, self): pass\n", "g = lambda x, *x: 0\n",
+              "try:\n    pass\nx = 1\n"]
+PY_ACCEPTED = ["def f():\n    return 1\n", "for x in y:\n    break\n", "while 1:\n    for x in y:\n        pass\n    else:\n        break\n",
+               "def f():\n    yield 1\n", "x = lambda: (yield)\n", "async def f():\n    await x\n",
+               "f(a, b=1, *c, d=2, **e, g=3)\n", "def h(self, a: int, b=1, c: int = 2, *args, d, **kw): pass\n",
+               "try:\n    pass\nfinally:\n    pass\n"]
+
+
+@pytest.mark.parametrize("source", PY_REFUSED + PY_ACCEPTED)
+def test_python_early_errors_match_cpython(source: str) -> None:
+    try:
+        compile(source, "<test>", "exec")
+        refused = False
+    except SyntaxError:
+        refused = True
+    assert bool(judged("python", source)) == refused, source
+
+
+def test_module_kind() -> None:
+    assert module_kind("import x from 'y';\n") == MODULE
+    assert module_kind("export default 1;\n") == MODULE
+    assert module_kind("const x = require('y');\n") == COMMONJS
+    assert module_kind("const x = import('y');\n") == UNKNOWN
+
+
+def test_the_top_of_a_window_cut_inside_a_block_is_not_judged() -> None:
+    # A file wrapped in `(function () {` has its body at column 0; a window cut below the
+    # wrapper's first line cannot tell its top from the file's, and says nothing there.
+    body = "".join(f"var v{i} = {i};\n" for i in range(400))
+    text = "(function () {\n" + body + "var last = 1;\n" + "}());\n"
+    prefix, true, suffix = hole(text, "var last = 1;")
+    assert accepts("javascript", prefix, "return last;", suffix)
+
+
+def test_a_keyword_argument_the_call_has_already_is_refused() -> None:
+    text = "TABLE = dict(\n    abs=[lambda x: None],\n    pow=[lambda x, y: None],\n    len=[lambda x: None],\n)\n"
+    prefix, true, suffix = hole(text, "len=[")
+    assert accepts("python", prefix, true, suffix)
+    assert not accepts("python", prefix, "pow=[lambda x: None],", suffix)  # keyword argument repeated
+    assert not accepts("python", prefix, "[lambda x: None],", suffix)  # positional argument follows keyword argument
+
+
+def test_a_header_that_changes_its_body_s_context_is_refused() -> None:
+    # `def` replaced by `class`: the body's `yield` is now outside any function.
+    text = "def pairs(items):\n    for item in items:\n        yield item, item\n"
+    prefix, true, suffix = hole(text, "def pairs")
+    assert accepts("python", prefix, true, suffix)
+    assert not accepts("python", prefix, "class pairs(object):", suffix)
+
+
+@pytest.mark.parametrize("language, text, line, middle", [
+    ("python", "try:\n    items.sort()\n    ok = True\nexcept TypeError:\n    ok = False\nprint(ok)\n", "except TypeError:", "    ok = True"),
+    ("javascript", "try {\n  v = parse(v);\n} catch (e) {\n  v = null;\n}\nuse(v);\n", "} catch (e) {", ";"),
+])
+def test_a_try_whose_handler_line_was_the_hole_must_get_it_back(language: str, text: str, line: str, middle: str) -> None:
+    prefix, true, suffix = hole(text, line)
+    assert accepts(language, prefix, true, suffix)
+    assert not accepts(language, prefix, middle, suffix)
+
+
+def test_a_try_being_typed_is_left_to_be_finished() -> None:
+    # `try {` typed, the editor closed the brace: a middle inside it is fine for now.
+    assert accepts("javascript", "function f() {\n  try {\n    ", "\n  }\n}\n", "run();")
