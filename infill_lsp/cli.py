@@ -159,14 +159,69 @@ def _run_with_progress(steps: Iterator[DenoiseStep], stream: TextIO) -> InfillRe
     return result
 
 
-def cmd_complete(args: argparse.Namespace) -> int:
-    import engine
+def _server_url(args: argparse.Namespace) -> Optional[str]:
+    """The running server `complete` asks: --server, else $INFILL_SERVER unless --model names
+    a model directory to load here. None: load the model in this process."""
+    import os
 
+    from infill_lsp.remote import SERVER_ENV, check_url
+
+    url = args.server if args.server is not None else (os.environ.get(SERVER_ENV, "").strip() if args.model is None else "")
+    if not url:
+        return None
+    if args.server is not None and args.model is not None:
+        raise InfillError("--server and --model: the server answers with the model it serves; give one of them")
+    try:
+        return check_url(url)
+    except ValueError as exc:
+        raise InfillError(f"--server: {exc}") from None
+
+
+def _complete_on_server(args: argparse.Namespace, url: str, prefix: str, suffix: str, settings: dict[str, Any]) -> bool:
+    """Ask the running `infill serve` at `url` (issue 35, item 8: no model load, no torch
+    import in this process) and print its answer as a local run does. False, with a line
+    on stderr, when the server cannot answer: the caller then loads the model here."""
+    from infill_lsp.remote import RemoteConfig, RemoteUnavailable, complete_once, read_token
+
+    try:
+        token = read_token(args.server_token_file)
+    except ValueError as exc:
+        raise InfillError(f"--server-token-file: {exc}") from None
+    timeout = settings.get("deadline_seconds", SamplerSettings().deadline_seconds) + 30.0
+    try:
+        result, model = complete_once(RemoteConfig(url, token, timeout_s=timeout), prefix, suffix, language=args.language,
+                                      filename=str(args.file), settings=settings)
+    except RemoteUnavailable as exc:
+        print(f"-- {exc}; loading the model here instead", file=sys.stderr)
+        return False
+    if args.json:
+        print(json.dumps({**result.to_dict(), "model": model, "server": url}))
+        return True
+    _print_middle(result.middle)
+    print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}, model {model} on the server at {url} (no model loaded here)", file=sys.stderr)
+    if not result.middle.strip():
+        print(f"-- {explain_empty(result.stop_reason)}", file=sys.stderr)
+    return True
+
+
+def _print_middle(middle: str) -> None:
+    sys.stdout.write(middle)
+    if not middle.endswith("\n"):
+        sys.stdout.write("\n")
+    sys.stdout.flush()  # the completion's line before the figures on stderr, in a terminal too
+
+
+def cmd_complete(args: argparse.Namespace) -> int:
     _check_language(args.language)
     text = read_source_file(args.file)
     prefix, suffix = split_at(text, args.line, args.column)
     settings = {k: v for k, v in {"max_tokens": args.max_tokens, "constrained": args.constrained, "deadline_seconds": args.deadline}.items() if v is not None}
     SamplerSettings().replace(**settings)  # the schema's bounds, before seconds go into loading the model
+    url = _server_url(args)
+    if url is not None and _complete_on_server(args, url, prefix, suffix, settings):
+        return 0
+    import engine  # torch: most of a call's wall time when the model loads here (`infill complete --help`)
+
     load_start = time.perf_counter()
     eng = engine.load(args.model)
     load_ms = (time.perf_counter() - load_start) * 1000
@@ -177,10 +232,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**result.to_dict(), "model": eng.model_name, "load_ms": round(load_ms, 1)}))
     else:
-        sys.stdout.write(result.middle)
-        if not result.middle.endswith("\n"):
-            sys.stdout.write("\n")
-        sys.stdout.flush()  # the completion's line before the figures on stderr, in a terminal too
+        _print_middle(result.middle)
         print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
         if not result.middle.strip():
             unconstrained = None
@@ -196,11 +248,22 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return run_batch(sys.stdin, sys.stdout, model_dir=args.model, language=args.language)
 
 
+COMPLETE_DESCRIPTION = """Write the middle at a position in a file.
+
+Loading the model is most of a call's wall time: on a quiet 2-core CPU about 2 s of
+2.5 s, of which `import torch` is ~1.9 s (the weights, the tokenizer and the grammars
+~0.2 s); the completion itself takes 0.3-0.5 s. From a script or an editor's external
+command, start `infill serve` once and pass --server http://127.0.0.1:8765 (or set
+INFILL_SERVER, and INFILL_TOKEN to the token it prints): a call then imports no torch
+and loads nothing. There the server's own limits apply (--deadline is not sent)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="infill", description="Local code completion with a diffusion language model.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("complete", help="write the middle at a position in a file")
+    p = sub.add_parser("complete", help="write the middle at a position in a file", description=COMPLETE_DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", type=Path)
     p.add_argument("--line", type=int, required=True, help="1-based line of the cursor")
     p.add_argument("--column", type=int, required=True, help="1-based column of the cursor (characters)")
@@ -208,7 +271,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--language", default=None, help="language (default: from the file extension)")
     p.add_argument("--max-tokens", type=int, default=None)
     p.add_argument("--constrained", action=argparse.BooleanOptionalAction, default=None, help="syntax-constrained commits (default on)")
-    p.add_argument("--deadline", type=float, default=None, metavar="SECONDS", help="stop after this much wall time and print what was written (default 60; 0 = after one pass)")
+    p.add_argument("--deadline", type=float, default=None, metavar="SECONDS", help="stop after this much work and print what was written (default 60; 0 = after one pass)")
+    p.add_argument("--server", default=None, metavar="URL", help="ask the `infill serve` running at URL instead of loading the model here "
+                   "(default: $INFILL_SERVER, unless --model is given); if it cannot answer, the model is loaded here")
+    p.add_argument("--server-token-file", default=None, metavar="FILE", help="the server's token (first line of FILE; default: $INFILL_TOKEN)")
     p.add_argument("--json", action="store_true", help="print the middle with its figures as JSON")
     p.set_defaults(handler=cmd_complete)
 

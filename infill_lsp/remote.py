@@ -333,3 +333,51 @@ def _reason(error: BaseException) -> str:
         seen = seen.__cause__ or seen.__context__
     text = str(error) or type(error).__name__
     return text.splitlines()[0][:120]
+
+
+SERVER_ENV = "INFILL_SERVER"  # `infill complete` sends its request to this running `infill serve`
+
+
+def complete_once(config: RemoteConfig, prefix: str, suffix: str, *, language: Optional[str] = None,
+                  filename: Optional[str] = None, settings: Optional[Mapping[str, Any]] = None) -> tuple[InfillResult, str]:
+    """One completion from a running server, for `infill complete --server` (issue 35, item 8:
+    a CLI call that loads the model spent 2-7 s of its wall time on the load, most of it
+    `import torch`, and ~0.3-0.5 s on the completion). The same client as `lsp --remote`
+    (GET /v1/models, then POST /v1/completions; RemoteUnavailable with one sentence when the
+    server cannot answer); no torch is imported. With no `language` the server picks it as
+    a local run does: from `filename`'s extension, else detected. Returns (the result with
+    the server's figures, the served model's name)."""
+    import asyncio
+
+    async def ask() -> tuple[InfillResult, str]:
+        host = RemoteEngineHost(config)
+        try:
+            await host._probe()
+            if not host._infill_server:
+                raise RemoteUnavailable(f"{config.url} is not an `infill serve` (GET /v1/models does not say owned_by infill)")
+            knobs = {k: v for k, v in (settings or {}).items() if k in CLIENT_SETTINGS and v is not None}
+            extension: dict[str, Any] = {k: v for k, v in knobs.items() if k not in ("max_tokens", "temperature")}
+            if language:
+                extension["language"] = language
+            if filename:
+                extension["filename"] = Path(filename).name  # the extension is what is read; the path stays here
+            body: dict[str, Any] = {"prompt": prefix_tail(prefix, SENT_PREFIX_TOKENS), "suffix": suffix_head(suffix, SENT_SUFFIX_TOKENS),
+                                    "stream": False, "model": host._model, **{k: v for k, v in knobs.items() if k in ("max_tokens", "temperature")}}
+            if extension:
+                body["infill"] = extension
+            started = time.perf_counter()
+            data = await host._post(body)
+            result = _result(data, (time.perf_counter() - started) * 1000)
+            figures = data.get("infill") if isinstance(data.get("infill"), dict) else {}
+            for name in ("stop_reason", "language", "language_source"):
+                if isinstance(figures.get(name), str):
+                    setattr(result, name, figures[name])
+            for name in ("tokens", "forwards"):
+                if isinstance(figures.get(name), int):
+                    setattr(result, name, figures[name])
+            return result, str(host._model)
+        finally:
+            if host._client is not None:
+                await host._client.aclose()
+
+    return asyncio.run(ask())
