@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Hashable, Iterator, Optional
+from typing import Any, Hashable, Iterator, Optional, Sequence
 
 import torch
 
@@ -24,6 +24,8 @@ import grammars
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
 from engine.language import LanguageChoice, resolve_language
 from engine.next_edit.suggest import NextEditResult, next_edit
+from engine.drafts import Verification, verify
+from engine.workspace.retrieve import Draft, WorkspaceContext
 from engine.sampler import Denoising, WorkClock, run_to_end
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
@@ -143,7 +145,7 @@ class InfillRun:
     infill (docs/grammars.md). A middle the final check refuses (and every cut of it, see
     accepted_cut) goes to the next candidate; after the last, the answer is empty."""
 
-    def __init__(self, engine: "Engine", request: _Request, cfg: SamplerSettings, forwards: int) -> None:
+    def __init__(self, engine: "Engine", request: _Request, cfg: SamplerSettings, forwards: int, draft: Sequence[int] = ()) -> None:
         self.engine = engine
         self.request = request
         last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
@@ -152,6 +154,8 @@ class InfillRun:
         # is refused where its own unconstrained middle would have passed (docs/ladder.md).
         free = cfg.replace(constrained=False)
         self.schedule = [cfg] if request.constraint is None else [cfg, last_resort, free][: max(1, cfg.candidates)]
+        if draft:  # a verified draft is the first candidate; refused by the final check, the model's own come next
+            self.schedule.insert(0, cfg)
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
@@ -160,6 +164,17 @@ class InfillRun:
         self.replayed = 0  # passes replayed from `seen` instead of a forward
         self._asked: Optional[tuple[int, ...]] = None  # the canvas handed out for the next forward
         self.run = self._begin(forwards)
+        self.drafted = bool(draft)  # the first candidate is a verified draft from the workspace
+        self.verified = 0  # drafts the verification pass read
+        self._offered = False  # `seen` holds logits computed before the first candidate's first pass (`offer`)
+        if draft:
+            self.run.adopt(draft)
+
+    def offer(self, canvas: list[int], logits: torch.Tensor) -> None:
+        """Logits a forward already computed for `canvas` (the drafts' verification pass
+        reads the all-masked first canvas): the pass that needs them replays them."""
+        self.seen[tuple(canvas)] = logits
+        self._offered = True
 
     def _begin(self, forwards: int, passes_before: int = 0, written: int = 0) -> Denoising:
         """The next candidate's sampler state; its passes are numbered on from the earlier
@@ -185,7 +200,7 @@ class InfillRun:
                 self._judge(self.run.finish())
                 continue
             key = tuple(ids)
-            kept = self.seen.get(key) if self.attempt > 1 else None
+            kept = self.seen.get(key) if self.attempt > 1 or self._offered else None
             if kept is None:
                 self._asked = key
                 return ids
@@ -242,13 +257,18 @@ class InfillRun:
         assert result is not None
         result.candidates_tried = self.attempt
         result.replayed = self.replayed
+        result.drafts_verified = self.verified
         sampled = result.middle
         answer = unheal_middle(sampled, request.healed, request.healed_word)  # from the user's cursor
+        from_draft = self.drafted and self.attempt == 1
         if result.stop_reason != "cancelled" and request.constraint is not None:
             accepted = self._checked(sampled)
+            if from_draft and accepted != answer:
+                accepted = None  # a draft stands whole or not at all: the model's own candidates come next
             if accepted is None:
-                self.refused += result.vetoed > 0 or shows_something(answer)
-                result.vetoed += 1
+                if not from_draft:
+                    self.refused += result.vetoed > 0 or shows_something(answer)
+                    result.vetoed += 1
                 if self.attempt < len(self.schedule) and result.stop_reason != "deadline":  # no time for another
                     self.run = self._begin(result.forwards, passes_before=final.step, written=result.written)
                     return
@@ -258,6 +278,7 @@ class InfillRun:
                     # vetoed, the model proposed nothing and the last candidate's reason stands.
                     result.stop_reason = "rejected"
             answer = accepted or ""
+        result.draft = "workspace" if from_draft else ""
         self.seen.clear()  # answered: the kept logits are not needed any more
         self.seen_bytes = 0
         result.middle = tidy_middle(request.prefix + request.healed, answer, request.suffix)
@@ -273,7 +294,7 @@ class InfillJob:
     `advance(logits)` are the run's; `final_step()` carries the InfillResult once
     `canvas_ids()` says None."""
 
-    def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None, language: LanguageChoice = LanguageChoice(None, "none")) -> None:
+    def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None, language: LanguageChoice = LanguageChoice(None, "none"), drafts: Sequence[Draft] = ()) -> None:
         self.engine, self.suffix, self.cfg, self.constraint = engine, suffix, cfg, constraint
         # Token healing: the model sees the prefix cut before its trailing spaces/tabs
         # (engine/window.py: heal_cursor) and the answer is handed back relative to the
@@ -284,9 +305,12 @@ class InfillJob:
             self.prefix, self.healed = heal_word(prefix, engine.tokenizer)
             self.healed_word = bool(self.healed)
         self.cancel, self.cross_file, self.cache_key, self.language = cancel, cross_file, cache_key, language
+        self.drafts = tuple(drafts)  # lines the workspace proposes, verified in prepare() (engine/drafts.py)
+        self.verification: Optional[Verification] = None
         self.run: Optional[InfillRun] = None
         self.reused = 0
         self.work = WorkClock()  # this request's own work: its calls below, and its share of passes shared with others (`charge`)
+        self._window: object = None  # its syntax checks' window, held while it runs (grammars/window.py WindowCache)
         self._pending: Optional[tuple[list[int], list[int], object]] = None  # (prefix ids, suffix ids, reusable cache) until the first pass encodes them
 
     def prepare(self) -> None:
@@ -304,7 +328,7 @@ class InfillJob:
         old, self.reused = engine._reusable(prefix_ids, suffix_ids, self.cache_key)
         fresh = self.reused < len(prefix_ids) + len(suffix_ids)
         context: object = None
-        if fresh and hasattr(engine.model, "encode_with_canvas"):
+        if fresh and not self.drafts and hasattr(engine.model, "encode_with_canvas"):
             self._pending = (prefix_ids, suffix_ids, old)  # encoded by the first pass
         else:
             context = engine._encode(prefix_ids, suffix_ids, old, self.cache_key)
@@ -312,6 +336,8 @@ class InfillJob:
         constraint = HealedConstraint(self.constraint, self.healed, self.healed_word) if self.constraint is not None and self.healed else self.constraint
         copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
         request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed, self.healed_word, copy_suffix, self.work)
+        hold = getattr(self.constraint, "hold", None)
+        self._window = hold(self.prefix + self.healed, self.suffix) if hold is not None else None
         in_string = getattr(self.constraint, "in_string", None)
         if cfg.constrained and in_string is not None and in_string(self.prefix + self.healed, self.suffix):
             # Inside a docstring being written: prose has no end the model is sure of, and a
@@ -319,7 +345,18 @@ class InfillJob:
             # suggestion is the rest of the line.
             cfg = cfg.replace(end_at_line_end=True)
         # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
-        self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0)
+        forwards = 1 if fresh and self._pending is None else 0
+        # The drafts' verification: one forward over all their rows (engine/drafts.py).
+        self.verification = verify(engine.model, context, engine.tokenizer, self.drafts, self.healed, min(cfg.block_size, cfg.max_tokens), engine.device) if self.drafts else None
+        check = self.verification
+        if check is None:
+            self.run = InfillRun(engine, request, cfg, forwards)
+            return
+        self.run = InfillRun(engine, request, cfg, forwards + 1, draft=check.kept_ids)
+        self.run.verified = len(check.rows.drafts)
+        # The rows' first is the all-masked first canvas when the widths agree: the model's
+        # own first candidate replays its pass instead of spending it twice.
+        self.run.offer(check.rows.rows[0].tolist(), check.first_logits)
 
     @property
     def encodes_on_first_pass(self) -> bool:
@@ -372,6 +409,7 @@ class InfillJob:
         result.language, result.language_source = self.language.name, self.language.source
         result.ms = (time.perf_counter() - run.request.start) * 1000
         result.work_ms = self.work() * 1000
+        self._window = None  # answered: its window may leave the cache
         release = getattr(run.request.context, "release_scratch", None)
         if release is not None:  # a context kept for reuse should not hold a batched pass's buffers
             release()
@@ -446,13 +484,14 @@ class Engine:
         self._last_encoded = (text, ids)
         return ids
 
-    def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, filename: Optional[str] = None, detect_language: bool = False, **settings: Any) -> InfillJob:
+    def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, filename: Optional[str] = None, detect_language: bool = False, workspace: Optional[WorkspaceContext] = None, **settings: Any) -> InfillJob:
         """A checked request (input, settings and syntax constraint), ready to run alone
         (`stream`) or with others (engine/batching.py). `cache_key` names whose request it
         is (a live session, an editor's document): its context is encoded reusing the
         cache of that key's previous request, so many users at once each re-encode only
         what they typed. The language: `language` (an unknown one is an InfillError),
-        else `filename`'s extension, else detected when `detect_language` (engine/language.py)."""
+        else `filename`'s extension, else detected when `detect_language` (engine/language.py).
+        `workspace`: the index and unsaved texts the request's drafts come from (engine/drafts.py)."""
         self._check(prefix, suffix)
         # A lone surrogate (JSON allows "\udc80") would make the tokenizer raise TypeError.
         prefix, suffix = replace_lone_surrogates(prefix), replace_lone_surrogates(suffix)
@@ -461,9 +500,10 @@ class Engine:
         # Unconstrained, a detected language would change nothing: detection is skipped.
         choice = resolve_language(language, filename=filename, prefix=prefix, suffix=suffix, detect=detect_language and cfg.constrained)
         constraint = constraint_for(choice.name) if cfg.constrained else None
-        return InfillJob(self, prefix, suffix, cfg, constraint, cancel, cross_file, cache_key, choice)
+        drafts = workspace.drafts(prefix, suffix, filename) if workspace is not None and cfg.workspace_drafts and cfg.max_tokens > 0 else []
+        return InfillJob(self, prefix, suffix, cfg, constraint, cancel, cross_file, cache_key, choice, drafts)
 
-    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, filename: Optional[str] = None, detect_language: bool = False, **settings: Any) -> Iterator[DenoiseStep]:
+    def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, filename: Optional[str] = None, detect_language: bool = False, workspace: Optional[WorkspaceContext] = None, **settings: Any) -> Iterator[DenoiseStep]:
         """Yield every denoising step; the last one carries the InfillResult.
 
         `prefix` and `suffix` may be the whole text around the cursor and `cross_file`
@@ -471,16 +511,16 @@ class Engine:
         Settings are SamplerSettings knobs, validated by its schema (SettingsError).
         With a syntax constraint, a middle the final check refuses is written again by
         the next model candidate (InfillRun)."""
-        job = self.job(prefix, suffix, language, cancel, cross_file=cross_file, cache_key=cache_key, filename=filename, detect_language=detect_language, **settings)
+        job = self.job(prefix, suffix, language, cancel, cross_file=cross_file, cache_key=cache_key, filename=filename, detect_language=detect_language, workspace=workspace, **settings)
         with self._lock:
             job.prepare()
             while (ids := job.canvas_ids()) is not None:
                 yield job.advance(job.forward(torch.tensor(ids, dtype=torch.long, device=self.device)))
             yield job.final_step()
 
-    def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", filename: Optional[str] = None, detect_language: bool = False, **settings: Any) -> InfillResult:
+    def infill(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", filename: Optional[str] = None, detect_language: bool = False, workspace: Optional[WorkspaceContext] = None, **settings: Any) -> InfillResult:
         """The finished middle (`stream` to its end)."""
-        return run_to_end(self.stream(prefix, suffix, language, cancel, cross_file=cross_file, filename=filename, detect_language=detect_language, **settings))
+        return run_to_end(self.stream(prefix, suffix, language, cancel, cross_file=cross_file, filename=filename, detect_language=detect_language, workspace=workspace, **settings))
 
     def next_edit(self, document: str, cursor: Any, history: Any = None, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **limits: Any) -> NextEditResult:
         """Suggested edits near `cursor` from the user's recent edits (engine/next_edit/),

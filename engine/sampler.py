@@ -586,6 +586,19 @@ class Denoising:
             self.stop = "vetoed"
         return step
 
+    def adopt(self, ids: Sequence[int]) -> None:
+        """Write a verified draft (engine/drafts.py) as the whole middle: its tokens, then the
+        end of middle. Its verification was the pass that read them (the caller counts that
+        forward); the final check judges it like any middle."""
+        tok = self.canvas.tok
+        self.canvas = CanvasState(len(ids) + 1, tok)
+        for position, token in enumerate(ids):
+            self.canvas.commit(position, token)
+        self.canvas.commit(len(ids), tok.eom_id)
+        self.written += len(ids) + 1
+        self.step += 1
+        self.stop = "end_of_middle"
+
     def finish(self) -> DenoiseStep:
         """The last step: the canvas's middle as an InfillResult."""
         middle_ids = self.canvas.middle_ids()

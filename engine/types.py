@@ -112,6 +112,7 @@ class SamplerSettings:
     # It counts the request's own work (engine/sampler.py WorkClock), not the passes of the
     # other requests batched with it nor the wait for a turn (issue 35).
     deadline_seconds: float = knob(60.0, 0.0, 3600.0)
+    workspace_drafts: bool = knob(True, client=True)  # lines the workspace proposes for the cursor's line are verified by the model in one pass, and the likely one is the middle (engine/drafts.py, docs/workspace.md)
     heal_cursor: bool = knob(True, client=True)  # a prefix ending in spaces/tabs is cut before them and the model writes them (token healing, engine/window.py, docs/ladder.md)
     end_at_line_end: bool = knob(False, client=True)  # end the middle after its first newline (the engine sets it inside a docstring, where prose has no end of its own)
     heal_word: bool = knob(True, client=True)  # a prefix ending inside a word is cut before its last tokens and the middle's first token must write them again (engine/window.py heal_word)
@@ -199,6 +200,8 @@ class InfillResult:
     language: Optional[str] = None  # the request's language (engine/language.py); it picks the syntax constraint
     language_source: str = "none"  # where it came from: "request" | "filename" | "detected" | "none"
     written: int = 0  # tokens the sampler wrote, all candidates: commits, ends, edits (forwards <= written + 2)
+    draft: str = ""  # where the middle came from when it is a verified draft ("workspace", engine/drafts.py), else ""
+    drafts_verified: int = 0  # drafts the model read in the request's verification pass (0: none offered)
     replayed: int = 0  # passes of a later candidate replayed from an earlier one's logits, no forward spent (engine/api.py, REPLAY_BYTES)
     work_ms: float = 0.0  # the request's own work in milliseconds (engine/sampler.py WorkClock: its share of shared passes, not the other requests'): what deadline_seconds counts
 

@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # engine.batching imports torch: the worker loads it on its t
     from engine.batching import BatchRunner, Ticket
     from engine.next_edit.suggest import CursorLike, NextEditResult
     from engine.types import InfillResult
+    from engine.workspace import WorkspaceContext
 
 log = logging.getLogger("infill.worker")
 
@@ -67,6 +68,7 @@ class InfillCall:
     # With no language: a file name the client sent, else detection if asked (engine/language.py).
     filename: Optional[str] = None
     detect_language: bool = False
+    workspace: Optional["WorkspaceContext"] = None  # where the request's drafts come from (engine/drafts.py)
 
 
 @dataclass(frozen=True)
@@ -336,7 +338,7 @@ class EngineWorker:
         assert isinstance(call, InfillCall)
         job.started_at = time.monotonic()
         try:
-            engine_job = runner.engine.job(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, cache_key=(job.group, job.key), filename=call.filename, detect_language=call.detect_language, **call.settings)
+            engine_job = runner.engine.job(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, cache_key=(job.group, job.key), filename=call.filename, detect_language=call.detect_language, workspace=call.workspace, **call.settings)
         except Exception as error:  # bad input or settings: this job's outcome, not the thread's end
             if not isinstance(error, InfillError):
                 log.exception("the engine failed on a request")
@@ -387,7 +389,7 @@ class EngineWorker:
         """Run an infill job alone, pass by pass: steps out while it is wanted, then the result."""
         call = job.call
         assert isinstance(call, InfillCall)
-        stream = self.engine.stream(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, filename=call.filename, detect_language=call.detect_language, **call.settings)
+        stream = self.engine.stream(call.prefix, call.suffix, call.language, job.cancel, cross_file=call.cross_file, filename=call.filename, detect_language=call.detect_language, workspace=call.workspace, **call.settings)
         try:
             for step in stream:
                 if step.result is not None:

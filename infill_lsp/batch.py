@@ -1,6 +1,8 @@
 """`infill batch`: the stable JSONL contract that evaluations and other tools use.
 
-Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_tokens"?: int (0..2048, engine.types.MAX_TOKENS), "constrained"?: bool}
+Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_tokens"?: int (0..2048, engine.types.MAX_TOKENS), "constrained"?: bool,
+             "workspace"?: str (a folder: the line's drafts come from its index, docs/workspace.md), "filename"?: str (the file being
+             edited, inside the workspace: its text on disk is replaced by prefix + suffix; its extension names the language)}
 Output line: {"id", "middle", "tokens", "forwards", "ms", ...more figures} — one per input
 line (a blank one too), in input order. A bad line (unknown language included) yields
 {"id": ... or null, "error": "..."} and the batch goes on. Model loading is excluded from
@@ -10,7 +12,9 @@ every line's `ms`. The settings are checked by the engine's one schema
 from __future__ import annotations
 
 import json
+import os
 import queue
+import sys
 from collections import deque
 from pathlib import Path
 from typing import IO, Any, Optional, Union
@@ -54,7 +58,10 @@ def _fields(item: dict[str, Any]) -> dict[str, Any]:
         settings = check_knobs(SamplerSettings, raw, allowed=BATCH_SETTINGS)
     except SettingsError as error:
         raise ValueError(str(error)) from None
-    return {"prefix": item["prefix"], "suffix": item["suffix"], "language": language, **settings}
+    for key in ("workspace", "filename"):
+        if item.get(key) is not None and not isinstance(item[key], str):
+            raise ValueError(f'"{key}" must be a string (a path)')
+    return {"prefix": item["prefix"], "suffix": item["suffix"], "language": language, "workspace": item.get("workspace"), "filename": item.get("filename"), **settings}
 
 
 def check_language(language: object) -> str:
@@ -68,6 +75,39 @@ def check_language(language: object) -> str:
         return check(language)
     except UnknownLanguage as exc:
         raise ValueError(str(exc)) from None
+
+
+class WorkspaceError(ValueError):
+    """A line's "workspace" or "filename" cannot be used (the message says why)."""
+
+
+class BatchWorkspaces:
+    """The workspace indexes of one batch: each folder is indexed once, on its first line
+    (progress on stderr), and kept for the lines after it."""
+
+    def __init__(self, log: IO[str] = sys.stderr) -> None:
+        self.indexes: dict[str, Any] = {}
+        self.log = log
+
+    def context(self, folder: Optional[str], filename: Optional[str]) -> Any:
+        """The WorkspaceContext for a line (None without a workspace); WorkspaceError when
+        the folder is not one or the file lies outside it."""
+        if folder is None:
+            return None
+        from engine.workspace import WorkspaceContext, WorkspaceIndex
+
+        root = os.path.realpath(folder)
+        if not os.path.isdir(root):
+            raise WorkspaceError(f"workspace {folder!r} is not a folder")
+        if filename is not None and os.path.relpath(os.path.realpath(filename), root).startswith(".."):
+            raise WorkspaceError(f"filename {filename!r} is not inside the workspace {folder!r}")
+        if root not in self.indexes:
+            index = WorkspaceIndex(root)
+            report = index.refresh()
+            for line in report.lines_of_text():
+                print(f"infill batch: {line}", file=self.log, flush=True)
+            self.indexes[root] = index
+        return WorkspaceContext(self.indexes[root])
 
 
 def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None, language: Optional[str] = None, max_batch: Optional[int] = None) -> int:
@@ -86,6 +126,7 @@ def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None,
     eng = engine.load(model_dir)  # an InfillError here ends the batch: there is no model to run
     worker = EngineWorker(eng, name="infill-batch", max_batch=max_batch)
     pending: deque[tuple[Any, Union[queue.SimpleQueue, dict[str, Any]]]] = deque()  # in input order
+    workspaces = BatchWorkspaces()
     read_ahead = 2 * worker.max_batch
 
     def write_ready(wait_for_head: bool) -> None:
@@ -98,15 +139,20 @@ def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None,
 
     try:
         for number, raw in enumerate(stdin):
+            item_id = None
             try:
                 if not raw.strip():  # the contract: one output line per input line, blank ones too
                     raise BadLine("empty line: each line must be a JSON object")
                 item_id, request = parse_line(raw)
+                folder, filename = request.pop("workspace"), request.pop("filename")
+                context = workspaces.context(folder, filename)
             except BadLine as exc:
                 pending.append((exc.item_id, {"id": exc.item_id, "error": str(exc)}))
+            except WorkspaceError as exc:
+                pending.append((item_id, {"id": item_id, "error": str(exc)}))
             else:
                 done: queue.SimpleQueue = queue.SimpleQueue()
-                call = InfillCall(request.pop("prefix"), request.pop("suffix"), request.pop("language") or language, request)
+                call = InfillCall(request.pop("prefix"), request.pop("suffix"), request.pop("language") or language, request, filename=filename, workspace=context)
                 # A line's context is never reused by another line (engine/api.py _reusable):
                 # dropped once the line is answered, not kept (megabytes each) to the end.
                 worker.submit(Job("batch", number, call, on_done=lambda outcome, done=done, number=number: (worker.forget("batch", number), done.put(outcome))))

@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, TextIO
 
@@ -227,7 +228,8 @@ def cmd_complete(args: argparse.Namespace) -> int:
     load_ms = (time.perf_counter() - load_start) * 1000
     # The language: --language, else the file's extension, else detected (a script without one).
     language = {"language": args.language, "filename": str(args.file), "detect_language": True}
-    steps = eng.stream(prefix, suffix, **language, **settings)
+    workspace = None if args.no_workspace else open_workspace(args.workspace or default_workspace(args.file), sys.stderr)
+    steps = eng.stream(prefix, suffix, **language, workspace=workspace, **settings)
     result = _run_with_progress(steps, sys.stderr)
     if args.json:
         print(json.dumps({**result.to_dict(), "model": eng.model_name, "load_ms": round(load_ms, 1)}))
@@ -239,6 +241,62 @@ def cmd_complete(args: argparse.Namespace) -> int:
             if result.stop_reason in REFUSED:  # would the raw text differ? ask, rather than hint blindly
                 unconstrained = eng.infill(prefix, suffix, **language, **{**settings, "constrained": False}).middle
             print(f"-- {explain_empty(result.stop_reason, unconstrained)}", file=sys.stderr)
+    return 0
+
+
+def default_workspace(file: Path) -> Path:
+    """The enclosing git repository's root, else the file's folder."""
+    folder = file.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
+def open_workspace(folder: Path, log: TextIO) -> Any:
+    """The folder's index, brought up to date (progress on `log` when it takes a while), as
+    the request's WorkspaceContext."""
+    from engine.workspace import WorkspaceContext, WorkspaceIndex
+
+    try:
+        index = WorkspaceIndex(folder)
+    except NotADirectoryError as exc:
+        raise InfillError(f"--workspace: {exc}") from None
+    index.refresh(progress=_index_progress(log))
+    return WorkspaceContext(index)
+
+
+def _index_progress(log: TextIO, every: float = 2.0) -> Callable[[int, int, str], None]:
+    """A refresh's progress callback: a line on `log` every `every` seconds."""
+    last = [time.perf_counter()]
+
+    def progress(done: int, total: int, path: str) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= every and total:
+            last[0] = now
+            print(f"-- indexing the workspace: {done} of {total} files", file=log, flush=True)
+
+    return progress
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from engine.workspace import WorkspaceIndex
+
+    try:
+        index = WorkspaceIndex(args.folder)
+    except NotADirectoryError as exc:
+        raise InfillError(str(exc)) from None
+    if args.forget:
+        index.close()
+        index.forget()
+        print(f"removed the index of {index.root} ({index.db_path})")
+        return 0
+    report = index.refresh(progress=_index_progress(sys.stderr))
+    if args.json:
+        print(json.dumps({**asdict(report), "index": str(index.db_path)}))
+    else:
+        print("\n".join(report.lines_of_text()))
+        print(f"index: {index.db_path}")
     return 0
 
 
@@ -276,7 +334,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: $INFILL_SERVER, unless --model is given); if it cannot answer, the model is loaded here")
     p.add_argument("--server-token-file", default=None, metavar="FILE", help="the server's token (first line of FILE; default: $INFILL_TOKEN)")
     p.add_argument("--json", action="store_true", help="print the middle with its figures as JSON")
+    p.add_argument("--workspace", type=Path, default=None, metavar="DIR", help="the folder whose code the request draws on (default: the enclosing git root, else the file's folder; docs/workspace.md)")
+    p.add_argument("--no-workspace", action="store_true", help="read no other file")
     p.set_defaults(handler=cmd_complete)
+
+    p = sub.add_parser("index", help="index a workspace folder (what it holds, what it skipped and why)")
+    p.add_argument("folder", type=Path)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--forget", action="store_true", help="delete the folder's index instead")
+    p.set_defaults(handler=cmd_index)
 
     p = sub.add_parser("batch", help="infill a JSONL batch: stdin -> stdout (contract in README.md)")
     p.add_argument("--model", type=Path, default=None)

@@ -1,0 +1,335 @@
+"""The workspace index: every source line of a folder with its neighbours, in SQLite.
+
+What a small model lacks is the user's own code, and code repeats itself: a line that
+followed the same previous line elsewhere in the project, the definitions of names used
+near the cursor. The index keeps, for each non-blank line of each indexed file (engine/
+workspace/files.py decides which), its stripped text, its indentation and hashes of the
+lines around it, so "what followed this line elsewhere" is one indexed lookup; and it
+keeps the files in 24-line chunks in an FTS5 table (BM25) for "code like this".
+
+SQLite is in Python's standard library, incremental (one file's rows are replaced in one
+transaction), crash-safe, and bounded in memory (pages stay on disk). The database lives
+in the user's cache folder, one per workspace root; a database that cannot be read, or
+was written by another schema, is deleted and rebuilt, never a crash. Refreshing compares
+each file's size and modification time with what was indexed, so a warm start reads only
+what changed. Unsaved buffers are not written here: callers hand them to retrieval
+(engine/workspace/retrieve.py), which lets them win over the disk.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from .files import Limits, Selection, read_source, skip_reason, walk
+
+log = logging.getLogger("infill.workspace")
+
+SCHEMA_VERSION = "1"
+CHUNK_LINES = 24  # lines per FTS5 chunk (BM25 snippets)
+COMMIT_SECONDS = 1.0  # a refresh commits its work this often (a crash loses at most this much)
+MAX_LINE_CHARS = 400  # longer lines are data, not code worth repeating
+Progress = Callable[[int, int, str], None]  # (files done, files to do, current path)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, mtime_ns INTEGER, size INTEGER);
+CREATE TABLE IF NOT EXISTS lines(
+  file INTEGER NOT NULL, line INTEGER NOT NULL, indent TEXT NOT NULL, text TEXT NOT NULL,
+  key INTEGER NOT NULL, prev INTEGER NOT NULL, prev2 INTEGER NOT NULL, next INTEGER NOT NULL,
+  PRIMARY KEY(file, line)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS lines_prev ON lines(prev);
+CREATE INDEX IF NOT EXISTS lines_next ON lines(next);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(body, file UNINDEXED, start UNINDEXED, tokenize = "unicode61 tokenchars '_'");
+"""
+
+
+def line_key(stripped: str) -> int:
+    """A stable 63-bit hash of a stripped line (Python's hash() changes per process)."""
+    return int.from_bytes(hashlib.blake2b(stripped.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big") >> 1
+
+
+EMPTY_KEY = line_key("")  # "no line": the start or end of a file
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """One non-blank line with the stripped lines before and after it (blank lines skipped)."""
+
+    number: int  # 0-based line number in its file
+    indent: str
+    text: str  # stripped
+    prev: str
+    prev2: str
+    next: str
+
+
+def source_lines(text: str) -> list[SourceLine]:
+    """The non-blank lines of `text` with their non-blank neighbours."""
+    numbered = [(i, raw) for i, raw in enumerate(text.split("\n")) if raw.strip()]
+    out = []
+    for j, (i, raw) in enumerate(numbered):
+        stripped = raw.strip()
+        out.append(SourceLine(i, raw[: len(raw) - len(raw.lstrip())], stripped,
+                              numbered[j - 1][1].strip() if j >= 1 else "", numbered[j - 2][1].strip() if j >= 2 else "",
+                              numbered[j + 1][1].strip() if j + 1 < len(numbered) else ""))
+    return out
+
+
+@dataclass
+class IndexReport:
+    """What one refresh did: `infill index` prints it, the LSP logs it."""
+
+    root: str
+    files: int = 0  # files in the index after the refresh
+    lines: int = 0
+    bytes: int = 0  # bytes of the indexed files
+    updated: int = 0  # files (re)read by this refresh
+    removed: int = 0
+    seconds: float = 0.0
+    skipped: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, str] = field(default_factory=dict)
+
+    def lines_of_text(self) -> list[str]:
+        out = [f"{self.root}: {self.files} files, {self.lines} lines, {self.bytes / 1e6:.1f} MB indexed in {self.seconds:.1f} s"
+               f" ({self.updated} read, {self.removed} removed)"]
+        for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
+            out.append(f"  skipped {count:>6}  {reason}  (e.g. {self.examples.get(reason, '')})")
+        return out
+
+
+def default_cache_dir() -> Path:
+    """Where indexes live: $INFILL_CACHE_DIR, else $XDG_CACHE_HOME/infill, else ~/.cache/infill."""
+    if os.environ.get("INFILL_CACHE_DIR"):
+        return Path(os.environ["INFILL_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "infill"
+
+
+class WorkspaceIndex:
+    """The index of one workspace root. Thread-safe: one connection behind a lock, and a
+    refresh commits file by file, so a request's lookup never waits for a whole refresh."""
+
+    def __init__(self, root: Path | str, *, db_path: Optional[Path] = None, limits: Limits = Limits(), cache_dir: Optional[Path] = None) -> None:
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise NotADirectoryError(f"workspace {str(root)!r} is not a folder")
+        self.limits = limits
+        if db_path is None:
+            digest = hashlib.sha256(str(self.root).encode()).hexdigest()[:16]
+            db_path = (cache_dir or default_cache_dir()) / "workspaces" / f"{self.root.name[:40]}-{digest}.sqlite3"
+        self.db_path = Path(db_path)
+        self.lock = threading.RLock()
+        self.db = self._open()
+
+    # -- storage --------------------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        """The database, rebuilt when it cannot be read or has another schema."""
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if not self.db_path.exists():
+                raise FileNotFoundError
+            db = self._connect()
+            version = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if version is None or version[0] != SCHEMA_VERSION or str(self.root) != (db.execute("SELECT value FROM meta WHERE key = 'root'").fetchone() or [""])[0]:
+                raise sqlite3.DatabaseError(f"schema {version} is not {SCHEMA_VERSION}")
+            db.execute("SELECT count(*) FROM files").fetchone()
+            return db
+        except (sqlite3.DatabaseError, FileNotFoundError) as error:
+            if self.db_path.exists():
+                log.warning("workspace index %s unreadable (%s): rebuilding it", self.db_path, error)
+            self._delete_files()
+            db = self._connect()
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?), ('root', ?)", (SCHEMA_VERSION, str(self.root)))
+            db.commit()
+            return db
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.db_path, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def _delete_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(str(self.db_path) + suffix)
+            except FileNotFoundError:
+                pass
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+    def forget(self) -> None:
+        """Delete the index's files (after `close`)."""
+        self._delete_files()
+
+    # -- building ---------------------------------------------------------------------------
+
+    def refresh(self, progress: Optional[Progress] = None) -> IndexReport:
+        """Bring the index up to date with the disk: new and changed files read, deleted and
+        now-excluded ones dropped."""
+        start = time.perf_counter()
+        selection: Selection = walk(self.root, self.limits)
+        report = IndexReport(str(self.root))
+        with self.lock:
+            known = {path: (fid, mtime, size) for fid, path, mtime, size in self.db.execute("SELECT id, path, mtime_ns, size FROM files")}
+        keep = {str(p.relative_to(self.root)) for p in selection.kept}
+        for relative in sorted(set(known) - keep):
+            self._remove(known[relative][0])
+            report.removed += 1
+        todo = []
+        for path in selection.kept:
+            relative = str(path.relative_to(self.root))
+            try:
+                st = path.stat()
+            except OSError:
+                selection.skip("vanished", relative)
+                continue
+            old = known.get(relative)
+            if old is None or old[1] != st.st_mtime_ns or old[2] != st.st_size:
+                todo.append((path, relative, st))
+        last_commit = time.perf_counter()
+        for done, (path, relative, st) in enumerate(todo):
+            if progress is not None:
+                progress(done, len(todo), relative)
+            reason = self._index_file(path, relative, st.st_mtime_ns, st.st_size, known.get(relative, (None,))[0], commit=False)
+            if reason is not None:
+                selection.skip(reason, relative)
+            else:
+                report.updated += 1
+            if time.perf_counter() - last_commit > COMMIT_SECONDS:  # a commit per file costs a sync each
+                with self.lock:
+                    self.db.commit()
+                last_commit = time.perf_counter()
+        with self.lock:
+            self.db.commit()
+        if progress is not None:
+            progress(len(todo), len(todo), "")
+        with self.lock:
+            report.files, report.bytes = self.db.execute("SELECT count(*), coalesce(sum(size), 0) FROM files").fetchone()
+            report.lines = self.db.execute("SELECT count(*) FROM lines").fetchone()[0]
+        report.skipped, report.examples = dict(selection.skipped), dict(selection.examples)
+        report.seconds = time.perf_counter() - start
+        return report
+
+    def update_file(self, path: Path | str) -> Optional[str]:
+        """Re-index one file after it changed on disk (a save, a watched-file event); a
+        deleted or now-excluded file leaves the index. The reason it is not indexed, or None."""
+        path = Path(path)
+        if not path.is_absolute():
+            path = self.root / path
+        relative = os.path.relpath(os.path.abspath(path), self.root)
+        if relative.startswith(".."):
+            return "outside the workspace"
+        with self.lock:
+            row = self.db.execute("SELECT id FROM files WHERE path = ?", (relative,)).fetchone()
+        old_id = row[0] if row else None
+        reason = skip_reason(self.root, path, self.limits) if path.exists() else "deleted"
+        if reason is None:
+            st = path.stat()
+            reason = self._index_file(path, relative, st.st_mtime_ns, st.st_size, old_id)
+        elif old_id is not None:
+            self._remove(old_id)
+        return reason
+
+    def _index_file(self, path: Path, relative: str, mtime_ns: int, size: int, old_id: Optional[int], commit: bool = True) -> Optional[str]:
+        """Replace one file's rows (committed now, or with the refresh's next batch). The
+        reason it was not indexed, or None.
+        The size and time were read before the text: a file rewritten meanwhile differs on
+        the next refresh and is read again."""
+        text, reason = read_source(path)
+        if text is None:
+            if old_id is not None:
+                self._remove(old_id)
+            return reason
+        lines = source_lines(text)
+        rows = [(ln.number, ln.indent, ln.text, line_key(ln.text), line_key(ln.prev), line_key(ln.prev2), line_key(ln.next))
+                for ln in lines if len(ln.text) <= MAX_LINE_CHARS]
+        raw = text.split("\n")
+        chunks = [("\n".join(raw[i : i + CHUNK_LINES]), i) for i in range(0, len(raw), CHUNK_LINES)]
+        with self.lock:
+            try:
+                if old_id is not None:
+                    self._delete_rows(old_id)
+                    self.db.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, old_id))
+                    file_id = old_id
+                else:
+                    file_id = self.db.execute("INSERT INTO files(path, mtime_ns, size) VALUES (?, ?, ?)", (relative, mtime_ns, size)).lastrowid
+                self.db.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(file_id, *row) for row in rows])
+                self.db.executemany("INSERT INTO chunks(body, file, start) VALUES (?, ?, ?)", [(body, file_id, start) for body, start in chunks if body.strip()])
+            except BaseException:
+                self.db.rollback()
+                raise
+            if commit:
+                self.db.commit()
+        return None
+
+    def _delete_rows(self, file_id: int) -> None:
+        self.db.execute("DELETE FROM lines WHERE file = ?", (file_id,))
+        self.db.execute("DELETE FROM chunks WHERE file = ?", (file_id,))
+
+    def _remove(self, file_id: int) -> None:
+        with self.lock:
+            with self.db:
+                self._delete_rows(file_id)
+                self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    # -- lookups ----------------------------------------------------------------------------
+
+    def file_id(self, path: Path | str) -> Optional[int]:
+        """The id of an indexed file (absolute or root-relative path), or None."""
+        path = Path(path)
+        relative = os.path.relpath(os.path.realpath(path), self.root) if path.is_absolute() else str(path)
+        with self.lock:
+            row = self.db.execute("SELECT id FROM files WHERE path = ?", (relative,)).fetchone()
+        return row[0] if row else None
+
+    def lines_after(self, prev: str, limit: int) -> list[tuple[int, int, str, str, int, int]]:
+        """(file, line, indent, text, prev2 key, next key) of lines whose previous non-blank line is `prev`."""
+        with self.lock:
+            return self.db.execute("SELECT file, line, indent, text, prev2, next FROM lines WHERE prev = ? LIMIT ?", (line_key(prev), limit)).fetchall()
+
+    def lines_before(self, following: str, limit: int) -> list[tuple[int, int, str, str, int, int]]:
+        """(file, line, indent, text, prev key, prev2 key) of lines whose next non-blank line is `following`."""
+        with self.lock:
+            return self.db.execute("SELECT file, line, indent, text, prev, prev2 FROM lines WHERE next = ? LIMIT ?", (line_key(following), limit)).fetchall()
+
+    def around(self, file_id: int, line: int, count: int) -> tuple[list[str], list[str]]:
+        """The `count` non-blank stripped lines before and after line `line` of a file."""
+        with self.lock:
+            before = self.db.execute("SELECT text FROM lines WHERE file = ? AND line < ? ORDER BY line DESC LIMIT ?", (file_id, line, count)).fetchall()
+            after = self.db.execute("SELECT text FROM lines WHERE file = ? AND line > ? ORDER BY line LIMIT ?", (file_id, line, count)).fetchall()
+        return [t for (t,) in reversed(before)], [t for (t,) in after]
+
+    def lines_around(self, file_id: int, line: int, count: int) -> list[str]:
+        """Line `line` of a file with the `count` non-blank lines before and after it, as
+        indented in the file (a snippet `infill lsp --remote` sends: infill_lsp/remote.py)."""
+        with self.lock:
+            before = self.db.execute("SELECT indent || text FROM lines WHERE file = ? AND line < ? ORDER BY line DESC LIMIT ?", (file_id, line, count)).fetchall()
+            rest = self.db.execute("SELECT indent || text FROM lines WHERE file = ? AND line >= ? ORDER BY line LIMIT ?", (file_id, line, count + 1)).fetchall()
+        return [t for (t,) in reversed(before)] + [t for (t,) in rest]
+
+    def search_chunks(self, words: Iterable[str], limit: int, exclude_file: Optional[int] = None) -> list[tuple[str, str, int]]:
+        """(path, text, first line) of the chunks that best match `words` (BM25)."""
+        terms = " OR ".join(f'"{w}"' for w in dict.fromkeys(words) if w)
+        if not terms:
+            return []
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT files.path, chunks.body, chunks.start, chunks.file FROM chunks JOIN files ON files.id = chunks.file"
+                " WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?", (terms, limit + 1)).fetchall()
+        return [(path, body, start) for path, body, start, fid in rows if fid != exclude_file][:limit]

@@ -1,0 +1,232 @@
+"""What one request gets from the workspace: drafts of the line at the cursor, and snippets.
+
+Drafts: code repeats itself, line after line. A line that followed the same previous line
+elsewhere in the workspace (or in the buffer itself), better still one that also sat
+before the same next line, is a candidate for the line being written. Each draft carries
+its evidence (how many places, which neighbours agree); the engine verifies drafts with
+the model (engine/api.py) and keeps one only where the model agrees.
+
+Snippets: the chunks of other files that share the most rare words with the lines around
+the cursor (SQLite FTS5, BM25), as comment lines for the model's cross-file budget.
+
+Unsaved text wins over the disk: the request's own buffer (prefix + suffix) replaces its
+file's indexed lines, and other open buffers can be handed in the same way (`buffers`).
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+from .index import WorkspaceIndex, line_key
+
+CURSOR_MARK = "\x00cursor\x00"
+PLACES = 6  # places per draft whose surroundings are compared with the cursor's
+AROUND = 4  # non-blank lines on each side that make a place's surroundings
+LOOKUP_ROWS = 400  # rows read per neighbour lookup: a line as common as `}` or `else:` stops there
+MAX_DRAFTS = 6
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|[^\sA-Za-z0-9_]")
+COMMON_WORDS = frozenset("""self None True False return def class import from const let var function this
+if else elif for while and not the in is with try except finally raise yield async await new null undefined
+typeof instanceof export default require module exports""".split())
+
+
+@dataclass
+class Draft:
+    """A candidate for the rest of the cursor's line, with the evidence for it."""
+
+    text: str  # what goes at the cursor (the line's rest; the typed part is not repeated)
+    line: str  # the whole stripped line
+    after_prev: int = 0  # places where it follows the cursor line's previous non-blank line
+    after_prev2: int = 0  # ... and the one before that too
+    before_next: int = 0  # places where it precedes the cursor line's next non-blank line
+    both: int = 0  # places where it sits between the same previous and next lines
+    same_indent: int = 0  # places where its indentation is the cursor's
+    in_buffer: int = 0  # of those places, how many are in the request's own file
+    context_match: float = 0.0  # the best word overlap (Jaccard) of a place's surrounding lines with the cursor's
+    places: list[tuple[object, int]] = field(default_factory=list, repr=False)  # (file id or buffer number, line) of up to PLACES places
+
+    def score(self) -> tuple[int, ...]:
+        """Evidence order, strongest first: between the same two lines, after the same two
+        lines, after the same line, before the same line, at the same indentation."""
+        return (self.both, self.after_prev2, self.after_prev, self.before_next, self.same_indent)
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """The cursor's line as the lookups see it."""
+
+    indent: str  # the current line's indentation before the cursor
+    typed: str  # what is typed after the indentation, before the cursor
+    rest: str  # what follows the cursor on its line (stripped)
+    before: tuple[str, ...]  # the non-blank lines before the cursor's line, stripped, nearest last
+    after: tuple[str, ...]  # the non-blank lines after it, nearest first
+
+    @property
+    def prev(self) -> str:
+        return self.before[-1] if self.before else ""
+
+    @property
+    def prev2(self) -> str:
+        return self.before[-2] if len(self.before) > 1 else ""
+
+    @property
+    def next(self) -> str:
+        return self.after[0] if self.after else ""
+
+    def words(self) -> set[str]:
+        """The words of the lines around the cursor (what a place's surroundings are compared on)."""
+        return _words(self.before[-AROUND:] + self.after[:AROUND])
+
+
+def _words(lines: tuple[str, ...] | list[str]) -> set[str]:
+    return set(WORD.findall(" ".join(lines)))
+
+
+def cursor_lines(prefix: str, suffix: str) -> Cursor:
+    line_start = prefix.rfind("\n") + 1
+    head = prefix[line_start:]
+    indent = head[: len(head) - len(head.lstrip())]
+    before = tuple(ln.strip() for ln in prefix[max(0, line_start - 4000) : line_start].split("\n") if ln.strip())[-2 * AROUND :]
+    line_end = suffix.find("\n")
+    rest = (suffix if line_end < 0 else suffix[:line_end]).strip()
+    after = tuple(ln.strip() for ln in (suffix[line_end + 1 : line_end + 4000] if line_end >= 0 else "").split("\n") if ln.strip())[: 2 * AROUND]
+    return Cursor(indent, head.lstrip(), rest, before, after)
+
+
+@dataclass(frozen=True)
+class WorkspaceContext:
+    """What a request may draw on beyond its own text: a workspace index (local front ends)
+    and unsaved texts by name (open buffers, or the snippets a client sent over HTTP) that
+    win over the disk. The engine asks it for drafts (engine/api.py)."""
+
+    index: Optional[WorkspaceIndex] = None
+    buffers: Mapping[str, str] = field(default_factory=dict)
+
+    def drafts(self, prefix: str, suffix: str, filename: Optional[str] = None) -> list[Draft]:
+        return drafts_for(self.index, prefix, suffix, filename=filename, buffers=self.buffers)
+
+    def snippets(self, prefix: str, suffix: str, filename: Optional[str] = None, budget_chars: int = 600, comment: str = "#") -> str:
+        return snippets_for(self.index, prefix, suffix, filename=filename, budget_chars=budget_chars, comment=comment)
+
+
+def drafts_for(index: Optional[WorkspaceIndex], prefix: str, suffix: str, *, filename: Optional[str] = None,
+               buffers: Mapping[str, str] = {}) -> list[Draft]:
+    """Candidates for the rest of the cursor's line, strongest evidence first (at most
+    MAX_DRAFTS). `filename`'s indexed lines are replaced by the buffer (prefix + suffix);
+    `buffers` are other unsaved texts, by name, that win over their files on disk."""
+    cursor = cursor_lines(prefix, suffix)
+    if not cursor.prev and not cursor.next:
+        return []
+    found: dict[str, Draft] = {}
+    if index is not None:
+        _from_index(found, cursor, index, shadowed={index.file_id(p) for p in [*buffers, filename] if p} - {None})
+    # The cursor's line stands in its buffer as a line no other equals, so the lines around
+    # the cursor are not taken as each other's neighbours.
+    texts = [prefix + CURSOR_MARK + suffix] + [text for name, text in buffers.items() if name != filename]
+    lines_of: dict[int, list[tuple[str, str]]] = {}
+    for number, text in enumerate(texts):
+        lines_of[number] = _count_buffer(found, cursor, text, number)
+    ranked = sorted(found.values(), key=lambda d: d.score(), reverse=True)[: 2 * MAX_DRAFTS]
+    _match_contexts(ranked, cursor, index, lines_of)
+    ranked.sort(key=lambda d: (d.both > 0, d.context_match, d.score()), reverse=True)
+    return ranked[:MAX_DRAFTS]
+
+
+def _from_index(found: dict[str, Draft], cursor: Cursor, index: WorkspaceIndex, shadowed: set) -> None:
+    prev2_key, next_key, prev_key = line_key(cursor.prev2), line_key(cursor.next), line_key(cursor.prev)
+    if cursor.prev:
+        for fid, line, indent, text, prev2, nxt in index.lines_after(cursor.prev, LOOKUP_ROWS):
+            if fid not in shadowed:
+                _count(found, cursor, text, indent, ("index", fid, line), after_prev=True, after_prev2=prev2 == prev2_key,
+                       before_next=bool(cursor.next) and nxt == next_key)
+    if cursor.next:
+        for fid, line, indent, text, prev, _prev2 in index.lines_before(cursor.next, LOOKUP_ROWS):
+            if fid not in shadowed and not (cursor.prev and prev == prev_key):  # those were counted above
+                _count(found, cursor, text, indent, ("index", fid, line), before_next=True)
+
+
+def _count(found: dict[str, Draft], cursor: Cursor, line: str, indent: str, place: tuple, *, after_prev: bool = False,
+           after_prev2: bool = False, before_next: bool = False, in_buffer: bool = False) -> None:
+    """Add one place's evidence for `line`, if it fits what is typed around the cursor."""
+    if not line.startswith(cursor.typed) or (cursor.rest and not line.endswith(cursor.rest)):
+        return
+    if len(line) - len(cursor.rest) < len(cursor.typed):
+        return
+    text = line[len(cursor.typed) : len(line) - len(cursor.rest)]
+    if not text.strip():
+        return
+    draft = found.get(line)
+    if draft is None:
+        draft = found[line] = Draft(text, line)
+    draft.after_prev += after_prev
+    draft.after_prev2 += after_prev and after_prev2
+    draft.before_next += before_next
+    draft.both += after_prev and before_next
+    draft.same_indent += indent == cursor.indent
+    draft.in_buffer += in_buffer
+    if len(draft.places) < PLACES:
+        draft.places.append(place)
+
+
+def _count_buffer(found: dict[str, Draft], cursor: Cursor, text: str, number: int) -> list[tuple[str, str]]:
+    """A buffer's lines as evidence (the request's own cursor line is not: it is being
+    written). Returns its non-blank (indent, stripped) lines."""
+    lines = [(raw[: len(raw) - len(raw.lstrip())], raw.strip()) for raw in text.split("\n")]
+    lines = [(indent, stripped) for indent, stripped in lines if stripped]
+    for j, (indent, stripped) in enumerate(lines):
+        if CURSOR_MARK in stripped:
+            continue
+        prev = lines[j - 1][1] if j >= 1 else ""
+        nxt = lines[j + 1][1] if j + 1 < len(lines) else ""
+        after_prev = bool(cursor.prev) and prev == cursor.prev
+        before_next = bool(cursor.next) and nxt == cursor.next
+        if after_prev or before_next:
+            prev2 = lines[j - 2][1] if j >= 2 else ""
+            _count(found, cursor, stripped, indent, ("buffer", number, j), after_prev=after_prev, after_prev2=prev2 == cursor.prev2,
+                   before_next=before_next, in_buffer=number == 0)
+    return lines
+
+
+def _match_contexts(drafts: list[Draft], cursor: Cursor, index: Optional[WorkspaceIndex], lines_of: dict[int, list[tuple[str, str]]]) -> None:
+    """Each draft's best overlap between a place's surrounding lines and the cursor's: the
+    same line after the same `}` is likelier where the code around looks alike."""
+    here = cursor.words()
+    if not here:
+        return
+    for draft in drafts:
+        for kind, where, line in draft.places:
+            if kind == "index":
+                if index is None:
+                    continue
+                before, after = index.around(where, line, AROUND)
+            else:
+                lines = lines_of[where]
+                before = [t for _, t in lines[max(0, line - AROUND) : line]]
+                after = [t for _, t in lines[line + 1 : line + 1 + AROUND]]
+            there = _words(before + after)
+            if there:
+                draft.context_match = max(draft.context_match, len(here & there) / len(here | there))
+
+
+def snippets_for(index: Optional[WorkspaceIndex], prefix: str, suffix: str, *, filename: Optional[str] = None, budget_chars: int = 600,
+                 comment: str = "#") -> str:
+    """Comment lines with the best-matching chunk of another file (BM25 on the rare words
+    of the lines around the cursor), at most `budget_chars` long."""
+    if index is None or budget_chars <= 0:
+        return ""
+    around = prefix[-400:] + suffix[:200]
+    words = [w for w in IDENT.findall(around) if w not in COMMON_WORDS][-24:]
+    exclude = index.file_id(filename) if filename else None
+    out: list[str] = []
+    used = 0
+    for path, body, start in index.search_chunks(words, 3, exclude_file=exclude):
+        header = f"{comment} {path}:{start + 1}"
+        for line in [header] + [f"{comment} {ln}" for ln in body.split("\n") if ln.strip()]:
+            if used + len(line) + 1 > budget_chars:
+                return "\n".join(out) + ("\n" if out else "")
+            out.append(line)
+            used += len(line) + 1
+    return "\n".join(out) + ("\n" if out else "")

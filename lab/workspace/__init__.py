@@ -1,0 +1,1 @@
+"""Measuring and tuning what the workspace index gives a request (docs/workspace.md)."""

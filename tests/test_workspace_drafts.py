@@ -1,0 +1,116 @@
+"""Drafts from the workspace inside the engine (engine/drafts.py, engine/api.py) and on the
+batch and CLI surfaces. The accept rule's threshold is pinned per test (always / never
+keep) so that these tests check the mechanism, not the fitted weights."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import engine
+import engine.drafts as drafts_module
+from engine.workspace import WorkspaceContext, WorkspaceIndex
+
+# The line after `x = compute(a)` elsewhere in the buffer is `return x`.
+PREFIX = "def f(a):\n    x = compute(a)\n    return x\n\n\ndef g(a):\n    x = compute(a)\n    "
+SUFFIX = "\n\n\nprint(g(1))\n"
+
+
+@pytest.fixture(scope="module")
+def eng():
+    return engine.load()
+
+
+def test_a_kept_draft_is_the_middle_in_one_verification_pass(eng, monkeypatch) -> None:
+    monkeypatch.setattr(drafts_module, "ACCEPT", 0.0)
+    result = eng.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext())
+    assert result.middle == "return x"
+    assert result.draft == "workspace" and result.drafts_verified == 1
+    assert result.forwards == 2  # the context's encoding and the drafts' verification
+    assert result.stop_reason == "end_of_middle" and result.candidates_tried == 1
+
+
+def test_a_draft_not_kept_leaves_the_model_to_write(eng, monkeypatch) -> None:
+    monkeypatch.setattr(drafts_module, "ACCEPT", 1.1)  # no probability reaches it
+    result = eng.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext())
+    assert result.draft == "" and result.drafts_verified == 1
+    # The verification pass's all-masked row is the first canvas: its pass is replayed, not spent again.
+    assert result.replayed >= 1
+
+
+def test_a_draft_the_syntax_check_refuses_is_not_shown(eng, monkeypatch) -> None:
+    monkeypatch.setattr(drafts_module, "ACCEPT", 0.0)
+    prefix = "def f(a):\n    x = compute(a)\n    return (x\n\n\ndef g(a):\n    x = compute(a)\n    "
+    result = eng.infill(prefix, SUFFIX, "python", workspace=WorkspaceContext())
+    assert result.middle != "return (x" and result.draft == ""
+    assert result.candidates_tried >= 2  # the draft, then the model's own candidates
+
+
+def test_drafts_can_be_turned_off(eng, monkeypatch) -> None:
+    monkeypatch.setattr(drafts_module, "ACCEPT", 0.0)
+    result = eng.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext(), workspace_drafts=False)
+    assert result.draft == "" and result.drafts_verified == 0
+
+
+def test_verification_rows_read_each_draft_left_to_right(eng) -> None:
+    from engine.workspace.retrieve import drafts_for
+
+    drafts = drafts_for(None, PREFIX, SUFFIX)
+    rows = drafts_module.verification_rows(eng.tokenizer, drafts, "    ", first_width=8)
+    tok = eng.tokenizer
+    ids = rows.tokens[0]
+    assert tok.decode(list(ids[:-1])) == "    return x" and ids[-1] == tok.eom_id
+    assert rows.rows.shape == (len(ids), 8)
+    for j in range(len(ids)):  # row j: the draft's first j tokens, masks after
+        row = rows.rows[rows.starts[0] + j].tolist()
+        assert row[:j] == list(ids[:j]) and set(row[j:]) == {tok.mask_id}
+
+
+def _run(args: list[str], stdin: str = "", env_cache: Path | None = None) -> subprocess.CompletedProcess:
+    env = {"INFILL_CACHE_DIR": str(env_cache)} if env_cache else {}
+    import os
+
+    return subprocess.run([sys.executable, "-m", "infill_lsp.cli", *args], input=stdin, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env, "OMP_NUM_THREADS": "1"})
+
+
+def test_batch_lines_take_a_workspace_and_a_filename(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def f(a):\n    x = compute(a)\n    return x\n")
+    (root / "b.py").write_text("# on disk: replaced by the request's text\n")
+    lines = [
+        {"id": "ws", "prefix": "def g(a):\n    x = compute(a)\n    ", "suffix": "\n", "workspace": str(root), "filename": str(root / "b.py")},
+        {"id": "no-folder", "prefix": "x", "suffix": "", "workspace": str(tmp_path / "missing")},
+        {"id": "outside", "prefix": "x", "suffix": "", "workspace": str(root), "filename": "/etc/passwd"},
+        {"id": "not-a-path", "prefix": "x", "suffix": "", "workspace": 7},
+    ]
+    done = _run(["batch"], "".join(json.dumps(line) + "\n" for line in lines), env_cache=tmp_path / "cache")
+    assert done.returncode == 0, done.stderr
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [o["id"] for o in out] == ["ws", "no-folder", "outside", "not-a-path"]
+    assert out[0]["drafts_verified"] >= 1 and "error" not in out[0]
+    assert "is not a folder" in out[1]["error"]
+    assert "is not inside the workspace" in out[2]["error"]
+    assert "must be a string" in out[3]["error"]
+    assert "1 files" in done.stderr or "2 files" in done.stderr  # the index's report, once
+
+
+def test_infill_index_reports_what_it_holds_and_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("value = 1\n")
+    (root / ".env").write_text("TOKEN=x\n")
+    done = _run(["index", str(root), "--json"], env_cache=tmp_path / "cache")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["files"] == 1 and report["skipped"] == {"secret (file name)": 1}
+    assert Path(report["index"]).exists()
+    assert WorkspaceIndex(root, cache_dir=tmp_path / "cache").db_path == Path(report["index"])
+    forgotten = _run(["index", str(root), "--forget"], env_cache=tmp_path / "cache")
+    assert forgotten.returncode == 0 and not Path(report["index"]).exists()
+    missing = _run(["index", str(tmp_path / "nope")], env_cache=tmp_path / "cache")
+    assert missing.returncode != 0 and "is not a folder" in missing.stderr

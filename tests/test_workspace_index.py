@@ -1,0 +1,197 @@
+"""The workspace index (engine/workspace/): what it holds, what it never holds, how it
+stays current, and that a broken index is rebuilt rather than a crash."""
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engine.workspace import Limits, WorkspaceContext, WorkspaceIndex
+from engine.workspace.files import walk
+from engine.workspace.retrieve import cursor_lines, drafts_for
+
+CODE = "def total(items):\n    result = 0\n    for item in items:\n        result += item.price\n    return result\n"
+
+
+def indexed_paths(index: WorkspaceIndex) -> set[str]:
+    return {path for (path,) in index.db.execute("SELECT path FROM files")}
+
+
+def all_lines(index: WorkspaceIndex) -> set[str]:
+    return {text for (text,) in index.db.execute("SELECT text FROM lines")}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "shop.py").write_text(CODE)
+    (root / "pkg" / "util.js").write_text("function add(a, b) {\n  return a + b\n}\n")
+    return root
+
+
+def open_index(root: Path, tmp_path: Path, **kw) -> WorkspaceIndex:
+    return WorkspaceIndex(root, cache_dir=tmp_path / "cache", **kw)
+
+
+def test_indexes_source_files_with_their_lines(workspace: Path, tmp_path: Path) -> None:
+    index = open_index(workspace, tmp_path)
+    report = index.refresh()
+    assert indexed_paths(index) == {"pkg/shop.py", "pkg/util.js"}
+    assert "result += item.price" in all_lines(index) and "return a + b" in all_lines(index)
+    assert report.files == 2 and report.updated == 2 and report.lines == index.db.execute("SELECT count(*) FROM lines").fetchone()[0]
+    # A second refresh reads nothing: sizes and times are unchanged.
+    assert index.refresh().updated == 0
+
+
+def test_ignored_secret_vendored_and_binary_files_never_reach_the_index(workspace: Path, tmp_path: Path) -> None:
+    (workspace / ".gitignore").write_text("generated_*.py\nprivate/\n")
+    (workspace / "generated_api.py").write_text("IGNORED_BY_GITIGNORE = 1\n")
+    (workspace / "private").mkdir()
+    (workspace / "private" / "keys.py").write_text("IGNORED_FOLDER = 1\n")
+    (workspace / ".infillignore").write_text("drafts.py\n")
+    (workspace / "drafts.py").write_text("IGNORED_BY_INFILLIGNORE = 1\n")
+    (workspace / ".env").write_text("API_KEY=hunter2hunter2\n")
+    (workspace / "settings.py").write_text('KEY = """-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"""\n')
+    (workspace / "token.js").write_text("const t = 'ghp_" + "a" * 36 + "'\n")
+    (workspace / "node_modules" / "dep").mkdir(parents=True)
+    (workspace / "node_modules" / "dep" / "index.js").write_text("VENDORED = 1\n")
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "hook.py").write_text("IN_GIT = 1\n")
+    (workspace / "blob.py").write_bytes(b"x = 1\n\x00\x01\x02")
+    (workspace / "app.min.js").write_text("var a=1;\n")
+    index = open_index(workspace, tmp_path)
+    report = index.refresh()
+    assert indexed_paths(index) == {"pkg/shop.py", "pkg/util.js"}
+    text = " ".join(all_lines(index))
+    for marker in ("IGNORED", "hunter2", "PRIVATE KEY", "ghp_", "VENDORED", "IN_GIT"):
+        assert marker not in text
+    assert report.skipped["secret (file name)"] == 1
+    assert report.skipped["secret (content)"] == 2
+    assert report.skipped["binary"] == 1 and report.skipped["minified"] == 1
+    assert report.skipped["ignored (.gitignore / .infillignore)"] == 3
+
+
+def test_symlinks_that_leave_the_root_are_not_followed(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "elsewhere.py").write_text("OUTSIDE_THE_ROOT = 1\n")
+    (workspace / "link.py").symlink_to(outside / "elsewhere.py")
+    (workspace / "linked_dir").symlink_to(outside, target_is_directory=True)
+    (workspace / "inside_link.py").symlink_to(workspace / "pkg" / "shop.py")
+    index = open_index(workspace, tmp_path)
+    report = index.refresh()
+    assert "OUTSIDE_THE_ROOT = 1" not in all_lines(index)
+    assert "link.py" not in indexed_paths(index) and not any(p.startswith("linked_dir") for p in indexed_paths(index))
+    assert "inside_link.py" in indexed_paths(index)  # a link that stays inside is just another name
+    assert report.skipped["symlink leaves the workspace"] == 1 and report.skipped["symlinked folder (not followed)"] == 1
+
+
+def test_a_50_mb_file_is_skipped_by_its_size_without_being_read(workspace: Path, tmp_path: Path) -> None:
+    huge = workspace / "huge.py"
+    with huge.open("wb") as f:
+        f.truncate(50 * 1024 * 1024)  # sparse: 50 MB by its size, nothing written
+    report = open_index(workspace, tmp_path).refresh()
+    assert report.skipped["over the size cap (1000000 bytes)"] == 1
+    assert report.examples["over the size cap (1000000 bytes)"] == "huge.py"
+
+
+def test_caps_on_files_and_bytes_name_what_they_skipped(workspace: Path) -> None:
+    for i in range(5):
+        (workspace / f"m{i}.py").write_text(f"value_{i} = {i}\n")
+    selection = walk(workspace, Limits(max_files=3))
+    assert len(selection.kept) == 3 and selection.skipped["over the cap of 3 files"] == 4
+    selection = walk(workspace, Limits(max_total_bytes=40))
+    assert selection.skipped["over the cap of 40 bytes in all"] >= 1
+
+
+def test_files_deleted_or_rewritten_while_indexing(workspace: Path, tmp_path: Path) -> None:
+    for name in ("a.py", "b.py", "c.py"):
+        (workspace / name).write_text(f"{name[0]}_first = 1\n")
+    index = open_index(workspace, tmp_path)
+
+    def meddle(done: int, total: int, path: str) -> None:
+        if path == "a.py":  # while a.py is read: b.py goes away, c.py is rewritten
+            (workspace / "b.py").unlink()
+            (workspace / "c.py").write_text("c_second = 2  # longer than before\n")
+
+    report = index.refresh(progress=meddle)
+    assert "b.py" not in indexed_paths(index) and report.skipped["vanished or unreadable"] == 1
+    # c.py was read after its rewrite or will be on the next refresh; never a crash, never both.
+    index.refresh()
+    assert "c_second = 2  # longer than before" in all_lines(index) and "c_first = 1" not in all_lines(index)
+
+
+def test_one_changed_or_deleted_file_is_updated_alone(workspace: Path, tmp_path: Path) -> None:
+    index = open_index(workspace, tmp_path)
+    index.refresh()
+    (workspace / "pkg" / "shop.py").write_text(CODE.replace("item.price", "item.cost"))
+    assert index.update_file(workspace / "pkg" / "shop.py") is None
+    assert "result += item.cost" in all_lines(index) and "result += item.price" not in all_lines(index)
+    (workspace / "pkg" / "util.js").unlink()
+    assert index.update_file(workspace / "pkg" / "util.js") == "deleted"
+    assert indexed_paths(index) == {"pkg/shop.py"}
+    assert index.update_file(tmp_path / "elsewhere.py") == "outside the workspace"
+
+
+def test_a_corrupt_index_is_rebuilt_not_a_crash(workspace: Path, tmp_path: Path) -> None:
+    index = open_index(workspace, tmp_path)
+    index.refresh()
+    index.close()
+    index.db_path.write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        Path(str(index.db_path) + suffix).unlink(missing_ok=True)
+    again = open_index(workspace, tmp_path)
+    assert again.refresh().updated == 2
+    assert "return result" in all_lines(again)
+    sqlite3.connect(again.db_path).execute("SELECT count(*) FROM lines").fetchone()
+
+
+def test_an_index_of_another_schema_is_rebuilt(workspace: Path, tmp_path: Path) -> None:
+    index = open_index(workspace, tmp_path)
+    index.refresh()
+    index.db.execute("UPDATE meta SET value = 'old' WHERE key = 'schema'")
+    index.db.commit()
+    index.close()
+    assert open_index(workspace, tmp_path).refresh().updated == 2
+
+
+def test_a_workspace_that_is_not_a_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(NotADirectoryError, match="is not a folder"):
+        WorkspaceIndex(tmp_path / "missing", cache_dir=tmp_path)
+
+
+# -- drafts --------------------------------------------------------------------------------
+
+def test_drafts_come_from_the_line_that_followed_the_same_line_elsewhere(workspace: Path, tmp_path: Path) -> None:
+    index = open_index(workspace, tmp_path)
+    index.refresh()
+    prefix = "def grand_total(items):\n    result = 0\n    for item in items:\n        "
+    drafts = drafts_for(index, prefix, "\n    return result\n", filename=str(workspace / "pkg" / "new.py"))
+    assert drafts and drafts[0].line == "result += item.price"
+    assert drafts[0].text == "result += item.price" and drafts[0].both == 1 and drafts[0].in_buffer == 0
+
+
+def test_the_unsaved_buffer_wins_over_the_disk(workspace: Path, tmp_path: Path) -> None:
+    index = open_index(workspace, tmp_path)
+    index.refresh()
+    path = str(workspace / "pkg" / "shop.py")
+    # The buffer of shop.py says item.cost; the disk still says item.price.
+    buffer = CODE.replace("item.price", "item.cost") + "\ndef again(items):\n    result = 0\n    for item in items:\n        "
+    drafts = drafts_for(index, buffer, "\n    return result\n", filename=path)
+    assert [d.line for d in drafts] == ["result += item.cost"]
+    # Another open document's unsaved text wins over its file too.
+    other = str(workspace / "pkg" / "util.js")
+    context = WorkspaceContext(index, buffers={other: "function add(a, b) {\n  return b + a\n}\n"})
+    js = context.drafts("function sum(a, b) {\n  ", "\n}\n", filename=str(workspace / "pkg" / "new.js"))
+    assert [d.line for d in js] == ["return b + a"]
+
+
+def test_drafts_fit_what_is_typed_around_the_cursor() -> None:
+    buffer = "x = compute(a)\nreturn x\n\nx = compute(a)\nret"
+    drafts = drafts_for(None, buffer, "\n")
+    assert [(d.line, d.text) for d in drafts] == [("return x", "urn x")]
+    assert cursor_lines("a\n  b = (", ")\nc").rest == ")"
+    assert drafts_for(None, "", "") == []
