@@ -276,6 +276,13 @@ MINUET_GHOST = (
 )
 
 
+BUFFER = "table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, true), string.char(10))"
+
+
+def _lua_string(text: str) -> str:
+    return f"vim.json.decode({json.dumps(json.dumps(text))})"
+
+
 def _minuet_expected_middle(served: Served, options: dict) -> str:
     """What the server answers the request minuet's openai_fim_compatible builds for the
     cursor at the end of `    return a` in MINUET_SOURCE (Neovim's Python ftplugin: 4
@@ -324,6 +331,13 @@ def test_the_minuet_setup_as_written_gets_a_completion_in_neovim(minuet: str, se
             "optional": options})
         assert expected, "the tiny model answered this request with nothing: pick another source text"
         assert nvim.wait_for(MINUET_GHOST, timeout=60) == expected
+        # The doc's accept key puts it in the buffer.
+        accept = nvim.lua("require('minuet').config.virtualtext.keymap.accept")
+        assert accept and accept in setup
+        nvim.keys(accept)
+        want = MINUET_SOURCE.replace("    return a\n", "    return a" + expected + "\n", 1).rstrip("\n")
+        assert nvim.wait_for(f"(function() local t = {BUFFER} if t == {_lua_string(want)} then return t end end)()",
+                             timeout=30) == want
         if minuet == "mimic":  # what the stand-in sent, beside what minuet's source says it sends
             (exchange,) = nvim.lua("require('minuet').mimic.exchanges")
             assert exchange["code"] == 0 and exchange["text"] == expected
