@@ -9,7 +9,9 @@ Every request, in order:
   3. debounce: wait `debounce_ms` for a newer keystroke before spending a model pass;
   4. the model, on the engine's worker thread, cancellable at every denoising pass. The
      engine gets the whole text around the cursor and the cross-file context apart, and
-     decides the window itself (engine/window.py).
+     decides the window itself (engine/window.py); and the workspace its drafts come from
+     (engine/drafts.py): the index of the document's folder (infill_lsp/workspace_folders.py)
+     and the other open documents, whose unsaved text wins over their files on disk.
 
 Every suggestion is computed against one version of the document, the one the request
 found, and says which (`Suggestion.version`); when the document changed while the model
@@ -27,6 +29,7 @@ from lsprotocol import types
 
 from engine.protocols import ModelHost
 from engine.worker import InfillCall, Outcome
+from engine.workspace import WorkspaceContext
 
 from .config import LspSettings
 from .cross_file import cross_file_context
@@ -35,6 +38,12 @@ from .request_path import EngineUnavailable, Request
 from .suggestion_cache import SuggestionCache
 from .text import TextDocument
 from .usage_stats import Stats
+from .workspace_folders import WorkspaceFolders, uri_path
+
+# The other open documents a request's drafts may come from: the most recently edited
+# first, each under a size cap (a larger one's file on disk is in the index anyway).
+MAX_BUFFERS = 16
+MAX_BUFFER_CHARS = 500_000
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,7 @@ class CompletionService:
         settings: Callable[[], LspSettings],
         sampler_overrides: Callable[[], Mapping[str, object]],
         language_for: Callable[[str], str | None],
+        workspace: WorkspaceFolders | None = None,
     ) -> None:
         self._documents = documents
         self._engine = engine
@@ -81,6 +91,7 @@ class CompletionService:
         self._settings = settings
         self._sampler_overrides = sampler_overrides
         self._language_for = language_for
+        self._workspace = workspace
         self._cache = SuggestionCache()
         self._ids = itertools.count(1)
         self._shown: OrderedDict[str, _Shown] = OrderedDict()  # for accept bookkeeping
@@ -120,6 +131,8 @@ class CompletionService:
                 self._language_for(document.language_id),
                 dict(self._sampler_overrides()),
                 cross_file=cross_file_context(document, self._documents.recently_edited(exclude=uri), settings.cross_file_chars),
+                filename=uri_path(uri),
+                workspace=self.workspace_context(uri, settings),
             )
             try:
                 answer = await request.run(call, still_current=lambda: self._still_current(uri, snapshot), on_outcome=self._count_model_run)
@@ -137,6 +150,19 @@ class CompletionService:
         if suggestion is not None:
             self._cache.store(uri, prefix, suffix, middle, suggestion.suggestion_id)
         return suggestion
+
+    def workspace_context(self, uri: str, settings: LspSettings) -> WorkspaceContext:
+        """What a request on `uri` retrieves from: the index of the folder holding it (None:
+        outside every folder, no folder, or the index off) and the other open documents by
+        path (their unsaved text wins over the disk)."""
+        buffers: dict[str, str] = {}
+        for other in self._documents.recently_edited(exclude=uri):
+            if len(buffers) >= MAX_BUFFERS:
+                break
+            if len(other.text) <= MAX_BUFFER_CHARS:
+                buffers[uri_path(other.uri) or other.uri] = other.text
+        index = self._workspace.index_for(uri_path(uri)) if self._workspace is not None and settings.workspace_index else None
+        return WorkspaceContext(index, buffers)
 
     def _count_model_run(self, outcome: Outcome) -> None:
         """Every model run, also those whose request was cancelled meanwhile."""

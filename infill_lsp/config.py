@@ -30,6 +30,7 @@ class LspSettings:
     model_dir: str | None = None  # None = the engine's embedded model
     debounce_ms: float = 15.0  # wait this long for a newer keystroke before running the model
     cross_file_chars: int = 1500  # context gathered from other open documents (0 = off); the engine keeps what fits its window
+    workspace_index: bool = True  # index the workspace folders for drafts (infill_lsp/workspace_folders.py); `infill lsp --no-workspace` wins
     sampler: Mapping[str, object] = field(default_factory=dict)  # SamplerSettings overrides
     next_edit: Mapping[str, object] = field(default_factory=dict)  # engine.next_edit limits ("nextEdit")
 
@@ -75,6 +76,11 @@ def parse_settings(raw: Any, base: LspSettings) -> tuple[LspSettings, list[str]]
                 problems.append(f"modelDir must be a string path, got {value!r}")
         elif key in _RETIRED_KEYS:
             continue
+        elif key in ("workspaceIndex", "workspace_index"):
+            if isinstance(value, bool):
+                changes["workspace_index"] = value
+            else:
+                problems.append(f"workspaceIndex must be true or false, got {value!r}")
         elif key in _SERVER_KEYS:
             attribute, kinds, lower = _SERVER_KEYS[key]
             if isinstance(value, bool) or not isinstance(value, kinds) or value < lower:

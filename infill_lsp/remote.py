@@ -11,6 +11,14 @@ it). The server is infill's own `infill serve` (recognised by `owned_by: "infill
 sampler knobs under `infill`) or any OpenAI-compatible server that accepts `suffix` (the
 cross-file comment block then goes before the prompt).
 
+The remote host cannot read this machine's disk, so the workspace travels with each
+request to `infill serve`: the snippets around the places the local index and the open
+documents propose drafts from (`workspace_snippets`: a few lines before and after each,
+at most MAX_SNIPPETS, MAX_SNIPPET_BYTES in all) under `infill.workspace_snippets`, where
+the server's engine retrieves its drafts from them. Lines that look like a secret
+(engine/workspace/files.py SECRET_CONTENT: private keys, known token shapes) are dropped
+from the snippets and from the cross-file context before anything is sent.
+
 A superseded or cancelled request closes its HTTP connection, which `infill serve` takes
 as "stop": the engine drops the request at its next pass. Server down, timeouts and a
 refused token become `RemoteUnavailable` with one sentence for the user. The token comes
@@ -34,6 +42,8 @@ import httpx
 from engine.types import InfillResult
 from engine.window import prefix_tail, suffix_head
 from engine.worker import InfillCall, NextEditCall, Outcome
+from engine.workspace.files import SECRET_CONTENT
+from engine.workspace.retrieve import AROUND
 
 from .engine_host import EngineUnavailable
 from .live.protocol import CLIENT_SETTINGS
@@ -46,6 +56,9 @@ CANCEL_POLL_S = 0.01  # how often a running request looks at its cancel Event
 # window reads (the server's engine cuts it further), far less than whole large files.
 SENT_PREFIX_TOKENS = 8192
 SENT_SUFFIX_TOKENS = 4096
+# The workspace snippets sent with a request to `infill serve` (its cap is larger).
+MAX_SNIPPETS = 24
+MAX_SNIPPET_BYTES = 8 * 1024  # all of a request's snippets together, UTF-8
 
 
 class RemoteUnavailable(EngineUnavailable):
@@ -194,7 +207,14 @@ class RemoteEngineHost:
                 if self._model is None:
                     raise
         started = time.perf_counter()
-        request = asyncio.ensure_future(self._post(self._body(call)))
+        body = self._body(call)
+        if self._infill_server and call.workspace is not None:
+            snippets = await asyncio.to_thread(workspace_snippets, call)  # SQLite lookups: off the event loop
+            if snippets:
+                body.setdefault("infill", {})["workspace_snippets"] = snippets
+            if cancel.is_set():
+                return Outcome(cancelled=True)
+        request = asyncio.ensure_future(self._post(body))
         try:
             while not request.done():
                 await asyncio.wait({request}, timeout=CANCEL_POLL_S)
@@ -221,16 +241,17 @@ class RemoteEngineHost:
         for name in ("max_tokens", "temperature"):
             if call.settings.get(name) is not None:
                 body[name] = call.settings[name]
+        cross_file = redacted(call.cross_file)
         if not self._infill_server:
-            body["prompt"] = call.cross_file + prefix  # comment lines: harmless to any code model
+            body["prompt"] = cross_file + prefix  # comment lines: harmless to any code model
             return body
         extension: dict[str, Any] = {k: v for k, v in call.settings.items()
                                      if k in CLIENT_SETTINGS and k not in ("max_tokens", "temperature")}
         # A buffer whose language has no grammar runs unconstrained, as in-process; null
         # says so (without a language the server would detect one: engine/language.py).
         extension["language"] = call.language or None
-        if call.cross_file:
-            extension["cross_file"] = call.cross_file
+        if cross_file:
+            extension["cross_file"] = cross_file
         if extension:
             body["infill"] = extension
         return body
@@ -290,6 +311,52 @@ class RemoteEngineHost:
             return response.json()
         except ValueError:
             raise RemoteUnavailable(f"the server at {url} answered with something that is not JSON") from None
+
+
+def redacted(text: str) -> str:
+    """`text` without the lines that look like a secret (SECRET_CONTENT)."""
+    if not SECRET_CONTENT.search(text):
+        return text
+    return "".join(line for line in text.splitlines(keepends=True) if not SECRET_CONTENT.search(line))
+
+
+def workspace_snippets(call: InfillCall) -> list[str]:
+    """The text around each place the request's drafts come from (the index of the
+    document's folder, the other open documents): AROUND non-blank lines before the place,
+    its line, AROUND after, as indented there; secret-looking lines dropped; in the drafts'
+    order (strongest evidence first), each once, at most MAX_SNIPPETS and MAX_SNIPPET_BYTES
+    in all. The request's own document is left out: its text is the prompt and suffix."""
+    workspace = call.workspace
+    if workspace is None:
+        return []
+    drafts = workspace.drafts(call.prefix, call.suffix, call.filename)
+    # Buffer n >= 1 of a draft's places is the n-th other text, as drafts_for numbers them.
+    others = [text for name, text in workspace.buffers.items() if name != call.filename]
+    nonblank: dict[int, list[str]] = {}
+    out: list[str] = []
+    used = 0
+    for draft in drafts:
+        for kind, where, line in draft.places:  # type: ignore[misc]
+            if kind == "index":
+                if workspace.index is None:
+                    continue
+                lines = workspace.index.lines_around(int(where), line, AROUND)
+            elif where == 0 or not 0 < int(where) <= len(others):
+                continue
+            else:
+                number = int(where)
+                if number not in nonblank:
+                    nonblank[number] = [raw.rstrip("\r") for raw in others[number - 1].split("\n") if raw.strip()]
+                lines = nonblank[number][max(0, line - AROUND) : line + AROUND + 1]
+            snippet = "\n".join(text for text in lines if not SECRET_CONTENT.search(text))
+            size = len(snippet.encode("utf-8", "surrogatepass"))
+            if not snippet.strip() or snippet in out or used + size > MAX_SNIPPET_BYTES:
+                continue
+            out.append(snippet)
+            used += size
+            if len(out) >= MAX_SNIPPETS:
+                return out
+    return out
 
 
 def _result(data: Any, ms: float) -> InfillResult:

@@ -4,6 +4,7 @@
     infill lsp --tcp --port 2087 [--host 127.0.0.1]
     infill lsp --model DIR                     # a model directory instead of the embedded one
     infill lsp --remote URL                    # completions from an `infill serve` (or OpenAI-style) server
+    infill lsp --no-workspace                  # do not index the workspace folders (infill_lsp/workspace_folders.py)
 
 The features live one per module in infill_lsp/handlers/; this module holds the state
 they share (documents, settings, the engine, stats) and the entry point.
@@ -37,13 +38,14 @@ from . import redaction
 from .request_path import ErrorCode, UserError, user_error
 from .transport import serve_stdio, serve_tcp
 from .usage_stats import Stats
+from .workspace_folders import WorkspaceFolders, index_folders
 
 __version__ = "0.1.0"
 log = logging.getLogger("infill_lsp")
 
 
 class InfillServer(LanguageServer):
-    def __init__(self, model_dir: str | None = None, remote: RemoteConfig | None = None) -> None:
+    def __init__(self, model_dir: str | None = None, remote: RemoteConfig | None = None, workspace: bool = True) -> None:
         super().__init__(
             "infill",
             __version__,
@@ -59,6 +61,8 @@ class InfillServer(LanguageServer):
         self.cli_model_dir = model_dir
         self.settings = LspSettings(model_dir=model_dir)
         self.sampler_overrides: Mapping[str, object] = {}
+        # The workspace folders' indexes, which every completion retrieves from (issue 36).
+        self.workspace_folders = WorkspaceFolders(allowed=workspace)
         self.completions = CompletionService(
             self.documents,
             self.engine,
@@ -66,6 +70,7 @@ class InfillServer(LanguageServer):
             settings=lambda: self.settings,
             sampler_overrides=lambda: self.sampler_overrides,
             language_for=language_for_lsp_id,
+            workspace=self.workspace_folders,
         )
         self._last_popup = 0.0
         self._unavailable_shown: str | None = None  # the engine problem the user was last told of
@@ -137,6 +142,7 @@ class InfillServer(LanguageServer):
         overrides, more = check_sampler_overrides(settings.sampler)
         problems += more
         model_changed = settings.model_dir != self.settings.model_dir
+        index_turned_on = settings.workspace_index and not self.settings.workspace_index
         self.settings = settings
         self.sampler_overrides = overrides
         # Values under keys the user wrote are the user's to fix (a popup, once); a settings
@@ -144,6 +150,8 @@ class InfillServer(LanguageServer):
         self._report_setting_problems(problems, origin, user_values=raw is None or isinstance(raw, Mapping))
         if model_changed and self.load_started:
             asyncio.ensure_future(self.load_model())
+        if index_turned_on and self.load_started:
+            asyncio.ensure_future(index_folders(self))
 
     def _report_setting_problems(self, problems: list[str], origin: str, user_values: bool) -> None:
         """Each rejected setting once per session (clients resend their whole settings on
@@ -258,6 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
     parser.add_argument("--model", metavar="DIR", default=None, help="model directory (default: the embedded model)")
     parser.add_argument("--log-file", metavar="PATH", default=None, help="write a debug log here")
+    parser.add_argument("--no-workspace", action="store_true",
+                        help="do not index the workspace folders (completions still draw on the open documents; "
+                             "the `workspaceIndex` setting does the same per client)")
     remote = parser.add_argument_group("remote engine (instead of loading a model in this process)")
     remote.add_argument("--remote", metavar="URL", help="send completions to this server: `infill serve` or any "
                         "OpenAI-compatible server that accepts prompt + suffix (e.g. http://127.0.0.1:8765)")
@@ -318,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         redaction.protect(remote.token)
     for name in ("pygls.io_", "pygls.server"):  # the logger pygls reads messages with
         logging.getLogger(name).addFilter(_NoTracebackForClientJson())
-    server = InfillServer(model_dir=args.model, remote=remote)
+    server = InfillServer(model_dir=args.model, remote=remote, workspace=not args.no_workspace)
     try:
         if args.tcp:
             print(f"infill lsp: listening on {args.host}:{args.port}", file=sys.stderr, flush=True)
@@ -326,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         return server.start_io()
     finally:
         server.engine.close()
+        server.workspace_folders.close()
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from ..documents import DocumentStore
 from ..edit_history import EditHistory
 from ..request_path import UserError
 from ..usage_stats import Stats
+from ..workspace_folders import WorkspaceFolders
 
 
 class LspServer(Protocol):
@@ -27,11 +28,15 @@ class LspServer(Protocol):
     completions: CompletionService
     initialization_options: Any
     client_capabilities: types.ClientCapabilities
+    workspace_folders: WorkspaceFolders  # the folders' indexes (infill_lsp/workspace_folders.py)
+    load_started: bool  # the client said 'initialized'
+    work_done_progress: Any  # pygls' $/progress helper
 
     # pygls' registration and requests to the client
     def feature(self, feature_name: str, options: Any = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
     def command(self, command_name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
     def workspace_configuration_async(self, params: types.ConfigurationParams) -> Any: ...
+    def client_register_capability_async(self, params: types.RegistrationParams) -> Any: ...
 
     # the server's own
     def tell_log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None: ...

@@ -1,7 +1,10 @@
-"""initialize / initialized: negotiate positions, read settings, start the model loading.
+"""initialize / initialized: negotiate positions, read settings, start the model loading
+and the workspace indexing.
 
 `initialize` answers at once; the model loads in the background after `initialized`, with
-$/progress, and completion requests that arrive meanwhile wait for it.
+$/progress, and completion requests that arrive meanwhile wait for it. The workspace
+folders `initialize` names are indexed in the background too (infill_lsp/
+workspace_folders.py), with $/progress; completions never wait for that.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
 
 from ..config import SECTION
+from ..workspace_folders import index_folders, initial_folders
 from .host import LspServer
 
 
@@ -21,16 +25,19 @@ def register(server: "LspServer") -> None:
         encoding = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
         ls.documents.encoding = encoding.value if isinstance(encoding, types.PositionEncodingKind) else str(encoding)
         ls.initialization_options = params.initialization_options
+        ls.workspace_folders.add(initial_folders(params))
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: "LspServer", params: types.InitializedParams) -> None:
         await ls.apply_settings(getattr(ls, "initialization_options", None), "initializationOptions")
         await pull_configuration(ls)
         asyncio.ensure_future(ls.load_model())
+        asyncio.ensure_future(index_folders(ls))  # after the settings: `workspaceIndex` may say no
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: "LspServer", params: None) -> None:
         ls.engine.close()
+        ls.workspace_folders.close()
 
 
 async def pull_configuration(ls: "LspServer") -> None:

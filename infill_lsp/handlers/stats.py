@@ -14,4 +14,5 @@ def register(server: "LspServer") -> None:
         snapshot = ls.stats.snapshot()
         snapshot["model"] = ls.engine.model_name
         snapshot["open_documents"] = len(ls.documents)
+        snapshot["workspace"] = ls.workspace_folders.status()
         return snapshot
