@@ -251,6 +251,12 @@ class TreeSitterConstraint:
     def _early_errors_in(self, window: Window, root: ts.Node, lo: int, hi: int) -> list[EarlyError]:
         return early_errors(self.spec.name, self.spec.ts_language(), root, lo, hi, window.module_kind, window.top_level_known)
 
+    def hold(self, prefix: str, suffix: str) -> object:
+        """The request's window, for the request to keep while it runs: its checks find it
+        even when other requests' windows have pushed it out of the cache (WindowCache)."""
+        with self._lock:
+            return self._windows.get(prefix, suffix)
+
     def in_string(self, prefix: str, suffix: str) -> bool:
         """Whether the cursor is inside a multi-line string (a docstring being written):
         there a middle that does not close it is judged inert (`Window.inert`), and the

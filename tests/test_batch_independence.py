@@ -127,3 +127,29 @@ def test_a_deadline_counts_the_requests_own_work_not_its_batch_mates(tiny_engine
     result = fast.wait()
     assert (result.middle, result.stop_reason, result.forwards) == (alone.middle, alone.stop_reason, alone.forwards)
     assert result.work_ms == 0.0
+
+
+def test_a_batch_builds_each_requests_syntax_window_once_however_big_the_windows(tiny_engine, monkeypatch):
+    """Real files' windows (10-200 kB each) outgrew the window cache's byte budget: a
+    batched pass asks about every request in turn, so each check found its window pushed
+    out and parsed it again (on 80 real lines, 493 builds instead of 80). A request in
+    flight holds its window (TreeSitterConstraint.hold), so the cache finds it."""
+    import grammars
+    import grammars.window
+
+    monkeypatch.setattr(grammars.constraint_for("python")._windows, "_max_bytes", 1)  # room for one window only
+    builds = []
+    build = grammars.window.Window.build.__func__
+
+    def counting(cls, spec, prefix, suffix):
+        builds.append((prefix[-20:], suffix[:20]))
+        return build(cls, spec, prefix, suffix)
+
+    monkeypatch.setattr(grammars.window.Window, "build", classmethod(counting))
+    runner = BatchRunner(tiny_engine, max_batch=8)
+    tickets = [runner.submit(tiny_engine.job(line["prefix"] + "\n", line["suffix"], "python", cache_key=("held", n), max_tokens=24, allow_end=False))
+               for n, line in enumerate(LINES[:4])]
+    while runner.has_work():
+        runner.run_pass()
+    assert all(ticket.wait().forwards > 2 for ticket in tickets)  # several passes, each with its checks
+    assert len(builds) == len(set(builds)) == 4
