@@ -165,11 +165,11 @@ def _server_url(args: argparse.Namespace) -> Optional[str]:
     a model directory to load here. None: load the model in this process."""
     import os
 
-    from infill_lsp.remote import SERVER_ENV, check_url
-
-    url = args.server if args.server is not None else (os.environ.get(SERVER_ENV, "").strip() if args.model is None else "")
+    url = args.server if args.server is not None else (os.environ.get("INFILL_SERVER", "").strip() if args.model is None else "")
     if not url:
-        return None
+        return None  # infill_lsp.remote (httpx, asyncio: ~0.2 s of imports) only when there is a server to ask
+    from infill_lsp.remote import check_url
+
     if args.server is not None and args.model is not None:
         raise InfillError("--server and --model: the server answers with the model it serves; give one of them")
     try:
@@ -308,12 +308,14 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 COMPLETE_DESCRIPTION = """Write the middle at a position in a file.
 
-Loading the model is most of a call's wall time: on a quiet 2-core CPU about 2 s of
-2.5 s, of which `import torch` is ~1.9 s (the weights, the tokenizer and the grammars
-~0.2 s); the completion itself takes 0.3-0.5 s. From a script or an editor's external
+Loading the model is most of a call's wall time, and `import torch` most of the load:
+measured on a 2-core CPU shared with other work, a call took 4.5-6.5 s, of which
+import torch 2.3-2.8 s, the engine's and grammars' imports 0.2-0.3 s, the weights and
+tokenizer 0.2-0.3 s, the completion 0.2-0.4 s. From a script or an editor's external
 command, start `infill serve` once and pass --server http://127.0.0.1:8765 (or set
 INFILL_SERVER, and INFILL_TOKEN to the token it prints): a call then imports no torch
-and loads nothing. There the server's own limits apply (--deadline is not sent)."""
+and loads nothing (0.8-1.4 s there, the same middles). The server's own limits apply
+then (--deadline is not sent). If the server cannot answer, the model loads here."""
 
 
 def build_parser() -> argparse.ArgumentParser:
