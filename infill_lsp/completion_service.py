@@ -44,6 +44,7 @@ from .workspace_folders import WorkspaceFolders, uri_path
 # first, each under a size cap (a larger one's file on disk is in the index anyway).
 MAX_BUFFERS = 16
 MAX_BUFFER_CHARS = 500_000
+MAX_BUFFERS_CHARS = 1_000_000  # all of them together: the engine reads every line of each, per request
 
 
 @dataclass(frozen=True)
@@ -156,11 +157,14 @@ class CompletionService:
         outside every folder, no folder, or the index off) and the other open documents by
         path (their unsaved text wins over the disk)."""
         buffers: dict[str, str] = {}
+        used = 0
         for other in self._documents.recently_edited(exclude=uri):
             if len(buffers) >= MAX_BUFFERS:
                 break
-            if len(other.text) <= MAX_BUFFER_CHARS:
-                buffers[uri_path(other.uri) or other.uri] = other.text
+            text = other.text
+            if len(text) <= MAX_BUFFER_CHARS and used + len(text) <= MAX_BUFFERS_CHARS:
+                buffers[uri_path(other.uri) or other.uri] = text
+                used += len(text)
         index = self._workspace.index_for(uri_path(uri)) if self._workspace is not None and settings.workspace_index else None
         return WorkspaceContext(index, buffers)
 

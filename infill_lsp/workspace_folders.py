@@ -161,6 +161,7 @@ class WorkspaceFolders:
         self.folders: dict[Path, Folder] = {}
         self.updates = 0  # files re-indexed after a save or a watched-file event
         self.watching = False  # didChangeWatchedFiles registered with the client
+        self.notices: list[str] = []  # folders not indexed, and why: told to the client's log once
         self._thread = _SerialThread("infill-index")
         self._stop = threading.Event()
 
@@ -176,7 +177,13 @@ class WorkspaceFolders:
                 continue
             if resolved in self.folders or not resolved.is_dir():
                 if not resolved.is_dir():
-                    log.info("workspace folder %s is not a folder: not indexed", root)
+                    self.notices.append(f"workspace folder {root} is not a folder: not indexed")
+                continue
+            if resolved == Path.home().resolve() or resolved.parent == resolved:
+                # An editor started outside any project names the home folder (or /) as its root:
+                # indexing all of it would take long and hold far more than the project's code.
+                self.notices.append(f"workspace folder {resolved} is the home folder or the file system's root: not "
+                                    "indexed (open a project folder; the open documents still serve)")
                 continue
             folder = self.folders[resolved] = Folder(resolved)
             new.append(folder)
@@ -368,12 +375,15 @@ async def index_folders(ls: Any) -> None:
     folders: WorkspaceFolders = ls.workspace_folders
     if not index_enabled(ls):
         return
+    notices, folders.notices = folders.notices, []
+    for notice in notices:
+        ls.tell_log(notice, types.MessageType.Warning)
     todo = [folder for folder in folders.folders.values() if folder.state == "waiting"]
     if not todo:
         return
     for folder in todo:
         folder.state = "queued"
-    await register_watcher(ls)
+    asyncio.ensure_future(register_watcher(ls))  # a client slow to answer must not hold up the indexing
     progress = _Progress(ls)
     await progress.begin(", ".join(folder.root.name for folder in todo))
     files = lines = 0

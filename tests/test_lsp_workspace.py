@@ -137,6 +137,9 @@ def test_folders_from_initialize_and_what_the_walk_skips(tmp_path: Path) -> None
     assert initial_folders(types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=b.as_uri())) == [b]
     assert initial_folders(types.InitializeParams(capabilities=types.ClientCapabilities(), root_path=str(b))) == [b]
     assert initial_folders(types.InitializeParams(capabilities=types.ClientCapabilities())) == []
+    folders = WorkspaceFolders(cache_dir=tmp_path / "cache")
+    assert folders.add([Path.home(), Path("/"), tmp_path / "missing"]) == [] and len(folders.notices) == 3
+    assert "home folder" in folders.notices[0] and "not a folder" in folders.notices[2]
     assert "py" in watched_glob() and watched_glob().startswith("**/*.{")
     (a / "gen").mkdir(parents=True)
     (a / ".gitignore").write_text("gen/\n")
@@ -264,6 +267,19 @@ def test_lsp_indexes_the_folder_with_progress_and_keeps_it_up_to_date(tmp_path: 
         client.notify("workspace/didChangeWatchedFiles", {"changes": [
             {"uri": (root / "new.py").as_uri(), "type": 3}, {"uri": (root / "node_modules" / "dep.js").as_uri(), "type": 1}]})
         assert wait_updates(client, 3)["folders"][0]["files"] == 2
+        # Folders come and go: an added one is indexed (its own progress), a removed one forgotten.
+        second = tmp_path / "second"
+        second.mkdir()
+        (second / "other.py").write_text("x = 1\n")
+        client.notify("workspace/didChangeWorkspaceFolders", {"event": {
+            "added": [{"uri": second.as_uri(), "name": "second"}], "removed": [{"uri": root.as_uri(), "name": "project"}]}})
+        client.wait_for_notification(lambda m: m.get("method") == "$/progress" and m["params"]["value"].get("message") == "1 files, 1 lines indexed", 60)
+        assert workspace_status(client)["folders"] == [{"root": str(second.resolve()), "state": "ready", "files": 1}]
+        client.notify("workspace/didChangeWorkspaceFolders", {"event": {
+            "added": [{"uri": root.as_uri(), "name": "project"}], "removed": []}})
+        ends = lambda: [m for m in client.messages("$/progress") if m["params"]["value"].get("message") == "2 files, 5 lines indexed"]  # noqa: E731
+        client.wait_for_notification(lambda m: len(ends()) == 2, 60)  # the first end, and this one (warm: nothing read)
+        assert workspace_status(client)["folders"][1] == {"root": str(root.resolve()), "state": "ready", "files": 2}
         # A completion with the index in place is served (the drafts path runs on the real engine).
         client.open((root / "main.py").as_uri(), CURRENT)
         answer = client.request("textDocument/inlineCompletion", {
