@@ -113,8 +113,11 @@ class BatchWorkspaces:
 def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None, language: Optional[str] = None, max_batch: Optional[int] = None) -> int:
     """Lines are denoised together by the engine worker (up to `max_batch` at once, each
     with its own settings; engine/batching.py) and written in input order as soon as
-    every line before them is done. A line's `ms` is its own engine time, from its
-    context encoding to its result, not the time it waited for a place in the batch."""
+    every line before them is done. A line's `ms` is the wall time from its context
+    encoding to its result (the passes it shared with other lines included, not the time
+    it waited for a place in the batch); `work_ms` is its own work, what its deadline
+    (deadline_seconds, 60 s) counts, so no line is cut for what else is in the batch and
+    the same lines give the same output (docs/batching.md, "Same middles as alone")."""
     import engine
     from engine.worker import EngineWorker, InfillCall, Job
 
