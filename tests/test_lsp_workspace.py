@@ -188,9 +188,12 @@ CAPABILITIES = {"workspace": {"configuration": True, "didChangeWatchedFiles": {"
                 "window": {"workDoneProgress": True}}
 
 
-def start(tmp_path: Path, argv: list[str], folder: Optional[Path]) -> LspClient:
+def start(tmp_path: Path, argv: list[str], folder: Optional[Path], token: Optional[str] = None) -> LspClient:
+    env = _env(tmp_path / "cache")
+    if token is not None:
+        env["INFILL_TOKEN"] = token
     client = LspClient([sys.executable, "-m", "infill_lsp", *argv, "--log-file", str(tmp_path / "lsp.log")],
-                       configuration=FAST, stderr_path=tmp_path / "lsp.err", cwd=str(tmp_path), env=_env(tmp_path / "cache"))
+                       configuration=FAST, stderr_path=tmp_path / "lsp.err", cwd=str(tmp_path), env=env)
     folders = [{"uri": folder.as_uri(), "name": folder.name}] if folder else None
     client.request("initialize", {"processId": None, "rootUri": None, "capabilities": CAPABILITIES,
                                   "workspaceFolders": folders})
@@ -357,3 +360,36 @@ def test_lsp_remote_sends_workspace_snippets_and_no_secret_line(tmp_path: Path) 
     assert any("    result = compute_new(items)" in s for s in snippets), snippets  # from the open buffer
     assert "ghp_" not in json.dumps(body)  # neither in the snippets nor in the cross-file context
     assert "workspace" not in {k for k in body["infill"] if k != "workspace_snippets"}
+
+
+def test_lsp_remote_snippets_reach_a_real_infill_serve_engine(tmp_path: Path, tiny_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole chain: the LSP's index -> workspace_snippets over HTTP -> the server's
+    engine gets them as its WorkspaceContext's buffers."""
+    from infill_lsp.live.server import LiveConfig
+    from lab.fixtures.live_server import ServerThread
+
+    seen: list[Any] = []
+    job = tiny_engine.job
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("workspace"))
+        return job(*args, **kwargs)
+
+    monkeypatch.setattr(tiny_engine, "job", recording)
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "lib.py").write_text(DISK)
+    with ServerThread(tiny_engine, LiveConfig(port=0, token="ws-token")) as server:
+        client = start(tmp_path, ["--remote", server.base_url], root, token="ws-token")
+        try:
+            index_progress(client)
+            client.open((root / "main.py").as_uri(), CURRENT)
+            client.request("textDocument/inlineCompletion", {
+                "textDocument": {"uri": (root / "main.py").as_uri()}, "position": {"line": 1, "character": 13},
+                "context": {"triggerKind": 1}}, timeout=60)
+        finally:
+            client.close()
+    (workspace,) = seen
+    assert workspace.index is None
+    assert list(workspace.buffers) == ["snippet-0"]
+    assert "    result = compute_old(items)" in workspace.buffers["snippet-0"]
