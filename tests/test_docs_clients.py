@@ -16,8 +16,9 @@ changes are the placeholders the doc names: `TOKEN` becomes the test's token and
   minuet's source that arms requests the way minuet does (a frontend, a debounce) and sends
   the request minuet's `openai_fim_compatible` sends (with curl, body, headers, token);
 - llama.vim: the `g:llama_config` block is sourced by a real Neovim as written; its values
-  then send llama.vim's recorded requests (tests/fixtures/clients/llama_vim.json), since
-  llama.vim (GitHub only) is not installed here;
+  then send llama.vim's recorded requests (tests/fixtures/clients/llama_vim.json); and when
+  INFILL_TEST_LLAMA_VIM_DIR names a checkout of github.com/ggml-org/llama.vim (on no
+  registry), the block configures the real plugin in a real Neovim, which must show a hint;
 - llama.vscode and Continue: their settings are parsed as written and their values send
   the extensions' recorded requests (llama_vscode.json, continue_ollama.json); the editors
   themselves do not run here.
@@ -248,6 +249,39 @@ def test_the_llama_vim_config_sends_llama_vims_requests(served: Served, tmp_path
                       headers=headers, timeout=120)
     assert warm.status_code == 200 and warm.json() == {}  # the cache warm-up asks for no field
     assert served.completions_so_far() == before + 1  # the warm-up runs no model
+
+
+LLAMA_VIM_HINT = (
+    "(function() local ns = vim.api.nvim_create_namespace([[vt_fim]]) "
+    "for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {details = true})) do "
+    "local vt = m[4].virt_text if vt and #vt >= 2 then return {vt[1][1], vt[2][1]} end end end)()"
+)
+
+
+def test_the_llama_vim_config_in_the_real_llama_vim(served: Served, tmp_path: Path) -> None:
+    """The same block in llama.vim itself, when a checkout is at hand (GitHub only):
+    typing in insert mode shows its hint, with llama.cpp's timings in its info line."""
+    from tests.test_lsp_nvim import NVIM, _quit, launch_nvim
+
+    plugin = os.environ.get("INFILL_TEST_LLAMA_VIM_DIR")
+    if NVIM is None or not plugin:
+        pytest.skip("the real llama.vim is not here: set INFILL_TEST_LLAMA_VIM_DIR to a checkout of "
+                    "github.com/ggml-org/llama.vim (on no package registry)")
+    init = tmp_path / "init.vim"
+    init.write_text(f"set runtimepath^={plugin}\nset noswapfile\n" + served.localize(recipe("llama.vim", "vim")))
+    source_file = tmp_path / "example.py"
+    source_file.write_text(MINUET_SOURCE)
+    before = served.completions_so_far()
+    process, nvim = launch_nvim(tmp_path, init, source_file)
+    try:
+        nvim.keys("<Esc>2GA")
+        nvim.keys(" ")  # auto_fim asks on CursorMovedI
+        hint, info = nvim.wait_for(LLAMA_VIM_HINT, timeout=120)
+        assert isinstance(hint, str)
+        assert " | c: " in info and "| p: " in info and "| g: " in info  # the timings it read, shown
+        assert served.completions_so_far() > before
+    finally:
+        _quit(process, nvim)
 
 
 def test_the_llama_vscode_settings_send_llama_vscodes_requests(served: Served) -> None:
