@@ -182,7 +182,7 @@ def test_the_openai_sdk_snippet_runs_as_written(served: Served) -> None:
     assert answer.model_extra["infill"]["language_source"] == "request"  # extra_body reached the server
     last = namespace["chunk"]  # the loop's last chunk: the whole middle, with its figures
     assert "infill" in last.model_extra and last.choices[0].finish_reason in ("stop", "length")
-    assert len(printed.splitlines()) >= 3  # the answer, then at least a step and the middle
+    assert len(printed.splitlines()) >= 2  # the answer, then the stream's chunks
     assert served.completions_so_far() == before + 2
 
 
