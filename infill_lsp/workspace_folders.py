@@ -391,10 +391,10 @@ async def index_folders(ls: Any) -> None:
         for folder in todo:
             try:
                 report = await folders.refresh_in_background(folder, progress.from_thread)
-            except _Stopped:
-                folder.state = "stopped"
-                continue
             except Exception as error:  # an unreadable folder, a database that cannot be written
+                if isinstance(error, _Stopped) or folder.removed:  # closed meanwhile: no failure to report
+                    folder.state = "stopped"
+                    continue
                 folder.state = "failed"
                 log.warning("indexing %s failed", folder.root, exc_info=error)
                 ls.tell_log(f"workspace index of {folder.root} failed: {type(error).__name__}: {error}",
