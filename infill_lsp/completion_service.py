@@ -27,6 +27,7 @@ from typing import Callable, Mapping
 
 from lsprotocol import types
 
+import grammars
 from engine.protocols import ModelHost
 from engine.worker import InfillCall, Outcome
 from engine.workspace import WorkspaceContext
@@ -126,13 +127,18 @@ class CompletionService:
             if not await request.debounce(settings.debounce_ms):
                 self._stats.count("superseded_before_model")
                 return None
+            language = self._language_for(document.language_id)
+            path = uri_path(uri)
             call = InfillCall(
                 prefix,
                 suffix,
-                self._language_for(document.language_id),
+                language,
                 dict(self._sampler_overrides()),
                 cross_file=cross_file_context(document, self._documents.recently_edited(exclude=uri), settings.cross_file_chars),
-                filename=uri_path(uri),
+                # The editor named the language: a document whose languageId has no grammar
+                # runs unconstrained, so its path (which the engine would take the language
+                # from) goes along only when its extension names no language either.
+                filename=path if language is not None or path is None or grammars.language_for_path(path) is None else None,
                 workspace=self.workspace_context(uri, settings),
             )
             try:

@@ -69,10 +69,11 @@ def indexed_folder(root: Path, cache: Path) -> WorkspaceFolders:
     return folders
 
 
-def completion_call(folders: Optional[WorkspaceFolders], documents: DocumentStore, uri: str, settings: LspSettings = LspSettings(debounce_ms=0)) -> InfillCall:
+def completion_call(folders: Optional[WorkspaceFolders], documents: DocumentStore, uri: str, settings: LspSettings = LspSettings(debounce_ms=0),
+                    language: Optional[str] = "python") -> InfillCall:
     engine = RecordingEngine()
     service = CompletionService(documents, engine, Stats(), settings=lambda: settings, sampler_overrides=dict,
-                                language_for=lambda _: "python", workspace=folders)
+                                language_for=lambda _: language, workspace=folders)
     asyncio.run(service.suggest(uri, types.Position(line=1, character=13)))
     (call,) = engine.calls
     return call
@@ -123,10 +124,15 @@ def test_no_folder_means_the_open_documents_only(tmp_path: Path) -> None:
     call = completion_call(WorkspaceFolders(cache_dir=tmp_path / "cache"), documents, main)
     assert call.workspace is not None and call.workspace.index is None
     assert [d.line for d in call.workspace.drafts(call.prefix, call.suffix, call.filename)] == ["result = compute_new(items)"]
+    # A languageId without a grammar stays unconstrained: a path whose extension would name
+    # a language is not handed over (the engine would take the language from it).
+    assert completion_call(None, documents, main, language=None).filename is None
+    notes = open_doc(documents, tmp_path / "notes.txt", "a\nb = \nc\n")
+    assert completion_call(None, documents, notes, language=None).filename == str(tmp_path / "notes.txt")
     # An untitled document has no path: no filename, still the buffers.
     documents.open(types.TextDocumentItem(uri="untitled:Untitled-1", language_id="python", version=1, text=CURRENT))
     call = completion_call(None, documents, "untitled:Untitled-1")
-    assert call.filename is None and call.workspace is not None and len(call.workspace.buffers) == 2
+    assert call.filename is None and call.workspace is not None and len(call.workspace.buffers) == 3
 
 
 def test_folders_from_initialize_and_what_the_walk_skips(tmp_path: Path) -> None:
