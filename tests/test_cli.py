@@ -143,7 +143,7 @@ def test_batch_lines_are_denoised_together_with_their_solo_middles(tiny_model_di
     assert [r["middle"] for r in rows if r["id"] is not None] == solo
 
 
-COMMANDS = ("complete", "batch", "bench", "lsp", "serve", "quantize", "models", "corpus", "tokenizer", "train", "eval", "next-edit-batch")
+COMMANDS = ("complete", "batch", "index", "bench", "lsp", "serve", "quantize", "models", "corpus", "tokenizer", "train", "eval", "next-edit-batch")
 
 
 def listed_commands(help_text: str) -> list[str]:

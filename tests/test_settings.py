@@ -81,7 +81,7 @@ def test_front_ends_narrow_who_may_set_what_but_never_the_rules() -> None:
     with pytest.raises(p.ProtocolError, match="max_tokens"):
         p.parse_settings({"max_tokens": 65}, session="s", request_id=1, max_request_tokens=64)
     # The batch contract carries max_tokens and constrained; other fields of a line are data.
-    assert parse_line(json.dumps({"id": 1, "prefix": "a", "suffix": "b", "temperature": 9}))[1] == {"prefix": "a", "suffix": "b", "language": None}
+    assert parse_line(json.dumps({"id": 1, "prefix": "a", "suffix": "b", "temperature": 9}))[1] == {"prefix": "a", "suffix": "b", "language": None, "workspace": None, "filename": None}
 
 
 def test_errors_name_the_knob_and_stay_short() -> None:
