@@ -117,6 +117,46 @@ def test_the_unsaved_buffer_wins_over_the_disk(tmp_path: Path) -> None:
         folders.close()
 
 
+def test_a_completion_never_waits_for_the_indexing(tmp_path: Path) -> None:
+    """While the refresh is held after its first file, a completion is answered, drawing on
+    what the index holds so far."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.py").write_text(DISK)
+    (root / "b.py").write_text("def other():\n    return 1\n")
+    folders = WorkspaceFolders(cache_dir=tmp_path / "cache")
+    (folder,) = folders.add([root])
+    documents = DocumentStore()
+    main = open_doc(documents, root / "main.py", CURRENT)
+    engine = RecordingEngine()
+    service = CompletionService(documents, engine, Stats(), settings=lambda: LspSettings(debounce_ms=0),
+                                sampler_overrides=dict, language_for=lambda _: "python", workspace=folders)
+    first_done, go_on = threading.Event(), threading.Event()
+
+    def progress(_: Any, done: int, total: int) -> None:
+        if done == 1:
+            first_done.set()
+            assert go_on.wait(60)
+
+    async def scenario() -> None:
+        refresh = asyncio.ensure_future(folders.refresh_in_background(folder, progress))
+        assert await asyncio.to_thread(first_done.wait, 60)
+        assert await service.suggest(main, types.Position(line=1, character=13)) is not None
+        assert folder.state == "indexing"  # still held
+        (call,) = engine.calls
+        assert call.workspace is not None and call.workspace.index is folder.index
+        # a.py, the first file, is in the index already (b.py not yet): its line is a draft.
+        assert [d.line for d in call.workspace.drafts(call.prefix, call.suffix, call.filename)] == ["result = compute_old(items)"]
+        go_on.set()
+        assert (await refresh).files == 2
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        go_on.set()
+        folders.close()
+
+
 def test_no_folder_means_the_open_documents_only(tmp_path: Path) -> None:
     documents = DocumentStore()
     open_doc(documents, tmp_path / "lib.py", UNSAVED)
