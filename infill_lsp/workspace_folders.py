@@ -179,7 +179,7 @@ class WorkspaceFolders:
                 if not resolved.is_dir():
                     self.notices.append(f"workspace folder {root} is not a folder: not indexed")
                 continue
-            if resolved == Path.home().resolve() or resolved.parent == resolved:
+            if resolved == _home() or resolved.parent == resolved:
                 # An editor started outside any project names the home folder (or /) as its root:
                 # indexing all of it would take long and hold far more than the project's code.
                 self.notices.append(f"workspace folder {resolved} is the home folder or the file system's root: not "
@@ -299,6 +299,13 @@ class WorkspaceFolders:
                     folder.index.close()
                 except Exception as error:  # already closed, or the thread's connection in use
                     log.debug("closing the index of %s: %s", folder.root, error)
+
+
+def _home() -> Optional[Path]:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, OSError):  # no home folder known
+        return None
 
 
 def _real_parent(path: str) -> str:
