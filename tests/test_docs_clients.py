@@ -138,17 +138,19 @@ def served(tmp_path_factory, tiny_model: Path) -> Iterator[Served]:
                                start_new_session=True)
     found: list[str] = []
 
-    def read() -> None:
+    def read() -> None:  # and, after the banner, keep reading: a full pipe would stall the server
         assert process.stdout is not None
         for line in process.stdout:
             match = re.search(r"api:\s+(http://\S+)/v1", line)
-            if match:
+            if match and not found:
                 found.append(match.group(1))
-                return
+                banner.set()
+        banner.set()
 
+    banner = threading.Event()
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    reader.join(180)
+    banner.wait(180)
     try:
         assert found, "the doc's `infill serve` command did not start"
         served = Served(found[0], token)
