@@ -221,7 +221,7 @@ class TreeSitterConstraint:
                 window = self._windows.get(prefix, suffix)
                 if window.inert(middle):  # prose inside the docstring the cursor is in
                     return True
-                ok = added_errors(window, middle) == 0 and not self._early_error(window, middle)
+                ok = added_errors(window, middle) == 0 and not self._early_error(window, prefix, middle)
                 if ok and self.spec.name == "python":
                     # tree-sitter-python lets through code CPython refuses (a statement
                     # indented deeper than its block): ask CPython too, on the same window.
@@ -233,7 +233,7 @@ class TreeSitterConstraint:
             self.stats.final_rejections += 1
         return ok
 
-    def _early_error(self, window: Window, middle: str) -> bool:
+    def _early_error(self, window: Window, prefix: str, middle: str) -> bool:
         """Whether the middle has code the grammar accepts and the compiler refuses
         (`return` outside a function, `break` outside a loop: grammars/early_errors.py).
         One the file had already (a `return` that starts in the prefix) is not the
@@ -241,15 +241,16 @@ class TreeSitterConstraint:
         middle_b = middle.encode("utf-8")
         cursor = window.cursor
         tree = window.final_parser.parse(window.prefix + middle_b + window.suffix)  # added_errors's parse, cached
-        found = self._early_errors_in(window, tree.root_node, cursor, cursor + len(middle_b))
+        found = self._early_errors_in(window, prefix, tree.root_node, cursor, cursor + len(middle_b))
         if not found or min(e.start for e in found) >= cursor:
             return bool(found)
         before = window.final_parser.parse(window.prefix + window.suffix)
-        had = {(e.start, e.message) for e in self._early_errors_in(window, before.root_node, cursor - 1, cursor + 1)}
+        had = {(e.start, e.message) for e in self._early_errors_in(window, prefix, before.root_node, cursor - 1, cursor + 1)}
         return any(e.start >= cursor or not e.excusable or (e.start, e.message) not in had for e in found)
 
-    def _early_errors_in(self, window: Window, root: ts.Node, lo: int, hi: int) -> list[EarlyError]:
-        return early_errors(self.spec.name, self.spec.ts_language(), root, lo, hi, window.module_kind, window.top_level_known)
+    def _early_errors_in(self, window: Window, prefix: str, root: ts.Node, lo: int, hi: int) -> list[EarlyError]:
+        return early_errors(self.spec.name, self.spec.ts_language(), root, lo, hi, window.module_kind,
+                            lambda: window.starts_at_top_level(prefix))
 
     def hold(self, prefix: str, suffix: str) -> object:
         """The request's window, for the request to keep while it runs: its checks find it

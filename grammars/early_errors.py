@@ -24,14 +24,14 @@ or a bundler would.
 Judged on tree-sitter's tree by walking each such node's ancestors up to its function, so
 no compiler is run, and only for the nodes that overlap the middle, or lie in a definition
 whose header the middle wrote: the file's own are not the middle's doing. A node inside an ERROR is skipped (its ancestors are the parser's
-guess), and where the window may start inside a block (`Window.top_level_known` false) the
-top of the window is not the top of the file, so nothing there is refused.
+guess), and where the window may start inside a block (`Window.starts_at_top_level` false)
+the top of the window is not the top of the file, so nothing there is refused.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterator, Optional, Union
+from typing import Callable, Iterator, Optional, Union
 
 import tree_sitter as ts
 
@@ -128,9 +128,11 @@ def _judged_end(language: str, ts_language: ts.Language, root: ts.Node, lo: int,
 
 
 def early_errors(language: str, ts_language: ts.Language, root: ts.Node, lo: int, hi: int, kind: str = UNKNOWN,
-                 top_level_known: bool = True) -> list[EarlyError]:
+                 top_level_known: Callable[[], bool] = lambda: True) -> list[EarlyError]:
     """The early errors of the checked nodes that overlap [lo, hi) (the middle's bytes);
-    [] for a language without rules. `kind`: the JavaScript module kind (`module_kind`)."""
+    [] for a language without rules. `kind`: the JavaScript module kind (`module_kind`);
+    `top_level_known`: whether the window's top is the file's, asked only for a node
+    outside every function (it costs a scan of the prefix above the window)."""
     rules = RULES.get(language)
     if rules is None or hi <= lo:
         return []
@@ -213,7 +215,7 @@ def _function(rules: Rules, node: ts.Node) -> Optional[ts.Node]:
 Verdict = Union[None, str, tuple[str, ts.Node]]
 
 
-def _judge(language: str, rules: Rules, node: ts.Node, kind: str, top_level_known: bool) -> Optional[EarlyError]:
+def _judge(language: str, rules: Rules, node: ts.Node, kind: str, top_level_known: Callable[[], bool]) -> Optional[EarlyError]:
     judge = _judge_python if language == "python" else _judge_javascript
     verdict = judge(rules, node, kind, top_level_known)
     if verdict is None:
@@ -227,10 +229,10 @@ def _at_top(node: ts.Node, rules: Rules) -> bool:
     return not any(parent.type in rules.barriers for parent in _ancestors(node))
 
 
-def _judge_javascript(rules: Rules, node: ts.Node, kind: str, top_level_known: bool) -> Verdict:
+def _judge_javascript(rules: Rules, node: ts.Node, kind: str, top_level_known: Callable[[], bool]) -> Verdict:
     t = node.type
     # Outside every function, the window's top may be inside one the window does not show.
-    unsure_top = not top_level_known and _at_top(node, rules)
+    unsure_top = _at_top(node, rules) and not top_level_known()
     if t == "return_statement":
         if _function(rules, node) is None and kind != COMMONJS and not unsure_top:
             return "return outside a function"
@@ -414,9 +416,9 @@ def _shadowed_parameter(parameters: ts.Node) -> Optional[str]:
     return f"{sorted(clash)[0].decode(errors='replace')} declared twice in one block" if clash else None
 
 
-def _judge_python(rules: Rules, node: ts.Node, kind: str, top_level_known: bool) -> Verdict:
+def _judge_python(rules: Rules, node: ts.Node, kind: str, top_level_known: Callable[[], bool]) -> Verdict:
     t = node.type
-    if not top_level_known and _at_top(node, rules):
+    if _at_top(node, rules) and not top_level_known():
         return None  # the window's top may be inside a function the window does not show
     if t in ("return_statement", "yield", "nonlocal_statement"):
         function = _function(rules, node)

@@ -269,10 +269,9 @@ class Window:
     # inert there: the file parses as before, whatever the middle says (`inert`).
     string_close: Optional[str] = None
     # For the early-error check (grammars/early_errors.py): JavaScript's module kind, of
-    # the whole file; and whether the window's top is the file's top level (not cut
-    # inside a block), so that a statement outside every function there is outside all.
+    # the whole file.
     module_kind: str = UNKNOWN
-    top_level_known: bool = True
+    _at_top_level: Optional[bool] = None  # `starts_at_top_level`, once asked
 
     @property
     def cursor(self) -> int:
@@ -315,8 +314,16 @@ class Window:
             cursor_errors=at_cursor,
             string_close=_string_at_cursor(spec, wp, final_parser, text),
             module_kind=module_kind(prefix + suffix) if spec.name == "javascript" else UNKNOWN,
-            top_level_known=_starts_at_top_level(spec, prefix, wp),
         )
+
+    def starts_at_top_level(self, prefix: str) -> bool:
+        """Whether this window (of the request's whole `prefix`) starts outside every block
+        of the file; computed when first asked (a scan of the prefix above the window, tens
+        of milliseconds in a 150 kB file), which only an early-error candidate outside every
+        function does."""
+        if self._at_top_level is None:
+            self._at_top_level = _starts_at_top_level(self.spec, prefix, self.prefix_text)
+        return self._at_top_level
 
     def inert(self, middle: str) -> bool:
         """Whether `middle`, at the cursor inside this window's multi-line string, stays
