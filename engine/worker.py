@@ -305,6 +305,7 @@ class EngineWorker:
                 runner.run_pass()
             self._after_pass()
             if not runner.has_work() and self.queue.closed:
+                self._drop_forgotten()  # the last jobs' contexts too (their on_done may have closed the queue)
                 return
 
     def _drop_forgotten(self) -> None:

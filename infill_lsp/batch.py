@@ -11,6 +11,7 @@ every line's `ms`. The settings are checked by the engine's one schema
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import IO, Any, Optional, Union
 
 from engine.types import InfillError, ModelFailure, SamplerSettings, SettingsError, check_knobs
+
+_BATCH_RUNS = itertools.count()  # run_batch calls in this process
 
 # The sampler knobs a batch line may carry, validated by the engine's one settings schema.
 BATCH_SETTINGS = ("max_tokens", "constrained")
@@ -131,6 +134,7 @@ def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None,
     pending: deque[tuple[Any, Union[queue.SimpleQueue, dict[str, Any]]]] = deque()  # in input order
     workspaces = BatchWorkspaces()
     read_ahead = 2 * worker.max_batch
+    group = ("batch", next(_BATCH_RUNS))  # its lines' cache keys: never another run's on the same engine
 
     def write_ready(wait_for_head: bool) -> None:
         while pending and (wait_for_head or isinstance(pending[0][1], dict) or not pending[0][1].empty()):
@@ -158,7 +162,7 @@ def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None,
                 call = InfillCall(request.pop("prefix"), request.pop("suffix"), request.pop("language") or language, request, filename=filename, workspace=context)
                 # A line's context is never reused by another line (engine/api.py _reusable):
                 # dropped once the line is answered, not kept (megabytes each) to the end.
-                worker.submit(Job("batch", number, call, on_done=lambda outcome, done=done, number=number: (worker.forget("batch", number), done.put(outcome))))
+                worker.submit(Job(group, number, call, on_done=lambda outcome, done=done, number=number: (worker.forget(group, number), done.put(outcome))))
                 pending.append((item_id, done))
             write_ready(wait_for_head=len(pending) >= read_ahead)  # read ahead only so far
         while pending:

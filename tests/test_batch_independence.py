@@ -153,3 +153,16 @@ def test_a_batch_builds_each_requests_syntax_window_once_however_big_the_windows
         runner.run_pass()
     assert all(ticket.wait().forwards > 2 for ticket in tickets)  # several passes, each with its checks
     assert len(builds) == len(set(builds)) == 4
+
+
+def test_batches_on_one_engine_share_no_context_and_leave_none_behind(tiny_engine, monkeypatch):
+    """In one process (an evaluation calling run_batch again and again), a batch's lines
+    must not build on an earlier batch's contexts: the last line's context was left in
+    the engine (the worker ended before dropping it) under a key the next batch reused."""
+    import engine
+
+    monkeypatch.setattr(engine, "load", lambda *args, **kwargs: tiny_engine)
+    first = _batch(LINES, None)
+    assert not [key for key in tiny_engine._keyed_contexts if isinstance(key[0], tuple) and key[0][0] == "batch"]
+    for line, in_batch in zip(LINES, first):
+        assert _batch([line], None) == [in_batch], line["id"]
