@@ -24,7 +24,7 @@ import grammars
 from engine.modeldir import load_infill_model, load_tokenizer, read_config
 from engine.language import LanguageChoice, resolve_language
 from engine.next_edit.suggest import NextEditResult, next_edit
-from engine.drafts import Verification, verify
+from engine.drafts import Candidates, Verification, candidates, verify
 from engine.workspace.retrieve import Draft, WorkspaceContext
 from engine.sampler import Denoising, WorkClock, run_to_end
 from engine.seams import tidy_middle
@@ -145,7 +145,7 @@ class InfillRun:
     infill (docs/grammars.md). A middle the final check refuses (and every cut of it, see
     accepted_cut) goes to the next candidate; after the last, the answer is empty."""
 
-    def __init__(self, engine: "Engine", request: _Request, cfg: SamplerSettings, forwards: int, draft: Sequence[int] = ()) -> None:
+    def __init__(self, engine: "Engine", request: _Request, cfg: SamplerSettings, forwards: int, drafts: Optional[Candidates] = None) -> None:
         self.engine = engine
         self.request = request
         last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
@@ -154,8 +154,6 @@ class InfillRun:
         # is refused where its own unconstrained middle would have passed (docs/ladder.md).
         free = cfg.replace(constrained=False)
         self.schedule = [cfg] if request.constraint is None else [cfg, last_resort, free][: max(1, cfg.candidates)]
-        if draft:  # a verified draft is the first candidate; refused by the final check, the model's own come next
-            self.schedule.insert(0, cfg)
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
@@ -163,18 +161,10 @@ class InfillRun:
         self.seen_bytes = 0
         self.replayed = 0  # passes replayed from `seen` instead of a forward
         self._asked: Optional[tuple[int, ...]] = None  # the canvas handed out for the next forward
+        self.drafts = drafts  # the workspace's drafts, judged by the first pass (engine/drafts.py)
+        self.verification: Optional[Verification] = None
+        self.drafted = False  # the first candidate wrote a kept draft
         self.run = self._begin(forwards)
-        self.drafted = bool(draft)  # the first candidate is a verified draft from the workspace
-        self.verified = 0  # drafts the verification pass read
-        self._offered = False  # `seen` holds logits computed before the first candidate's first pass (`offer`)
-        if draft:
-            self.run.adopt(draft)
-
-    def offer(self, canvas: list[int], logits: torch.Tensor) -> None:
-        """Logits a forward already computed for `canvas` (the drafts' verification pass
-        reads the all-masked first canvas): the pass that needs them replays them."""
-        self.seen[tuple(canvas)] = logits
-        self._offered = True
 
     def _begin(self, forwards: int, passes_before: int = 0, written: int = 0) -> Denoising:
         """The next candidate's sampler state; its passes are numbered on from the earlier
@@ -184,7 +174,7 @@ class InfillRun:
         request, settings = self.request, self.schedule[self.attempt]
         self.attempt += 1
         run = Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards, request.copy_suffix,
-                              first_text=request.healed if request.healed_word else "")
+                              first_text=request.healed if request.healed_word else "", first_width=self.drafts.width if self.drafts else 0)
         run.step, run.written = passes_before, written
         run.close_on_veto = CLOSE_ON_VETO
         run.work = request.work
@@ -200,7 +190,7 @@ class InfillRun:
                 self._judge(self.run.finish())
                 continue
             key = tuple(ids)
-            kept = self.seen.get(key) if self.attempt > 1 or self._offered else None
+            kept = self.seen.get(key) if self.attempt > 1 else None
             if kept is None:
                 self._asked = key
                 return ids
@@ -210,15 +200,31 @@ class InfillRun:
 
     def advance(self, logits: torch.Tensor) -> DenoiseStep:
         """One pass of the current candidate, given the model's (N, V) logits; with a
-        healed cursor the streamed canvas is shown from the user's cursor."""
+        healed cursor the streamed canvas is shown from the user's cursor. The first pass
+        judges the workspace's drafts; a kept one is what the pass writes."""
+        draft = self._judge_drafts(logits) if self.drafts is not None and self.verification is None else None
         self._keep(logits)
-        step = self.run.advance(logits)
+        step = self.run.advance(logits) if draft is None else self.run.adopt(*draft)
         healed = self.request.healed
         if healed:
             canvas = unheal_pieces(step.canvas, healed, self.request.healed_word)
             changes = [replace(c, text=canvas[c.position]) if c.position < len(canvas) and canvas[c.position] is not None and canvas[c.position] != step.canvas[c.position] else c for c in step.changes]
             step = replace(step, canvas=canvas, changes=changes)
         return step
+
+    def _judge_drafts(self, logits: torch.Tensor) -> Optional[tuple[tuple[int, ...], list[float]]]:
+        """The kept draft's tokens and their probabilities in this (first) pass, or None. A
+        kept draft becomes the first candidate; the request's own first candidate comes
+        after it, replaying this pass, should the final check refuse the draft."""
+        assert self.drafts is not None
+        self.verification = check = verify(logits, self.drafts)
+        if check.kept is None:
+            return None
+        self.drafted = True
+        self.schedule.insert(1, self.schedule[0])
+        ids = check.candidates.tokens[check.kept]
+        probs = torch.softmax(logits.float(), dim=-1)[torch.arange(len(ids)), torch.tensor(ids)]
+        return ids[:-1], probs.tolist()
 
     def _keep(self, logits: torch.Tensor) -> None:
         """Keep this pass's logits for the request's later candidates, while they fit in
@@ -257,7 +263,7 @@ class InfillRun:
         assert result is not None
         result.candidates_tried = self.attempt
         result.replayed = self.replayed
-        result.drafts_verified = self.verified
+        result.drafts_verified = len(self.verification.candidates.drafts) if self.verification is not None else 0
         sampled = result.middle
         answer = unheal_middle(sampled, request.healed, request.healed_word)  # from the user's cursor
         from_draft = self.drafted and self.attempt == 1
@@ -305,8 +311,7 @@ class InfillJob:
             self.prefix, self.healed = heal_word(prefix, engine.tokenizer)
             self.healed_word = bool(self.healed)
         self.cancel, self.cross_file, self.cache_key, self.language = cancel, cross_file, cache_key, language
-        self.drafts = tuple(drafts)  # lines the workspace proposes, verified in prepare() (engine/drafts.py)
-        self.verification: Optional[Verification] = None
+        self.drafts = tuple(drafts)  # lines the workspace proposes, judged by the first pass (engine/drafts.py)
         self.run: Optional[InfillRun] = None
         self.reused = 0
         self.work = WorkClock()  # this request's own work: its calls below, and its share of passes shared with others (`charge`)
@@ -328,7 +333,7 @@ class InfillJob:
         old, self.reused = engine._reusable(prefix_ids, suffix_ids, self.cache_key)
         fresh = self.reused < len(prefix_ids) + len(suffix_ids)
         context: object = None
-        if fresh and not self.drafts and hasattr(engine.model, "encode_with_canvas"):
+        if fresh and hasattr(engine.model, "encode_with_canvas"):
             self._pending = (prefix_ids, suffix_ids, old)  # encoded by the first pass
         else:
             context = engine._encode(prefix_ids, suffix_ids, old, self.cache_key)
@@ -345,18 +350,8 @@ class InfillJob:
             # suggestion is the rest of the line.
             cfg = cfg.replace(end_at_line_end=True)
         # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
-        forwards = 1 if fresh and self._pending is None else 0
-        # The drafts' verification: one forward over all their rows (engine/drafts.py).
-        self.verification = verify(engine.model, context, engine.tokenizer, self.drafts, self.healed, min(cfg.block_size, cfg.max_tokens), engine.device) if self.drafts else None
-        check = self.verification
-        if check is None:
-            self.run = InfillRun(engine, request, cfg, forwards)
-            return
-        self.run = InfillRun(engine, request, cfg, forwards + 1, draft=check.kept_ids)
-        self.run.verified = len(check.rows.drafts)
-        # The rows' first is the all-masked first canvas when the widths agree: the model's
-        # own first candidate replays its pass instead of spending it twice.
-        self.run.offer(check.rows.rows[0].tolist(), check.first_logits)
+        found = candidates(engine.tokenizer, self.drafts, self.healed, cfg.block_size, cfg.max_tokens) if self.drafts else None
+        self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0, drafts=found)
 
     @property
     def encodes_on_first_pass(self) -> bool:

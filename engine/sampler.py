@@ -521,8 +521,9 @@ class Denoising:
     work: Optional[Callable[[], float]] = None  # seconds of the request's own work so far (a WorkClock); None: wall time since `start`
 
     @classmethod
-    def begin(cls, tok: Tokenizer, settings: SamplerSettings, constraint: Optional[SyntaxConstraint], prefix: str, suffix: str, copy_source: Optional[Sequence[int]], start: float, forwards: int, copy_suffix: Sequence[int] = (), first_text: str = "") -> "Denoising":
-        """The state before the first pass: a first block of masks (none for max_tokens 0).
+    def begin(cls, tok: Tokenizer, settings: SamplerSettings, constraint: Optional[SyntaxConstraint], prefix: str, suffix: str, copy_source: Optional[Sequence[int]], start: float, forwards: int, copy_suffix: Sequence[int] = (), first_text: str = "", first_width: int = 0) -> "Denoising":
+        """The state before the first pass: a first block of masks (none for max_tokens 0),
+        or `first_width` masks (room for the drafts the first pass judges, engine/drafts.py).
         `first_text`: text the middle's first token must start with (a word healed at the
         cursor, engine/window.py `heal_word`)."""
         first_allowed = None
@@ -530,7 +531,7 @@ class Denoising:
             first_allowed = torch.zeros(tok.vocab_size, dtype=torch.bool)
             first_allowed[tok.starting_with(first_text)] = True
         return cls(
-            canvas=CanvasState(min(settings.block_size, max(0, settings.max_tokens)), tok),
+            canvas=CanvasState(min(max(settings.block_size, first_width), max(0, settings.max_tokens)), tok),
             settings=settings,
             constraint=constraint if settings.constrained else None,
             prefix=prefix,
@@ -586,18 +587,21 @@ class Denoising:
             self.stop = "vetoed"
         return step
 
-    def adopt(self, ids: Sequence[int]) -> None:
-        """Write a verified draft (engine/drafts.py) as the whole middle: its tokens, then the
-        end of middle. Its verification was the pass that read them (the caller counts that
-        forward); the final check judges it like any middle."""
+    def adopt(self, ids: Sequence[int], confidences: Sequence[float]) -> DenoiseStep:
+        """This pass writes a kept draft (engine/drafts.py) as the whole middle: its tokens,
+        then the end of middle; the pass's logits judged it. The final check judges it like
+        any middle."""
         tok = self.canvas.tok
         self.canvas = CanvasState(len(ids) + 1, tok)
-        for position, token in enumerate(ids):
+        changes = []
+        for position, (token, confidence) in enumerate(zip(list(ids) + [tok.eom_id], confidences)):
             self.canvas.commit(position, token)
-        self.canvas.commit(len(ids), tok.eom_id)
-        self.written += len(ids) + 1
+            changes.append(CanvasChange(position, "" if token == tok.eom_id else tok.piece(token), confidence, "end" if token == tok.eom_id else "commit"))
+        self.written += len(changes)
+        self.forwards += 1
         self.step += 1
         self.stop = "end_of_middle"
+        return self.record(changes)
 
     def finish(self) -> DenoiseStep:
         """The last step: the canvas's middle as an InfillResult."""

@@ -24,21 +24,22 @@ def eng():
     return engine.load()
 
 
-def test_a_kept_draft_is_the_middle_in_one_verification_pass(eng, monkeypatch) -> None:
+def test_a_kept_draft_is_the_middle_of_the_first_pass(eng, monkeypatch) -> None:
     monkeypatch.setattr(drafts_module, "ACCEPT", 0.0)
     result = eng.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext())
     assert result.middle == "return x"
-    assert result.draft == "workspace" and result.drafts_verified == 1
-    assert result.forwards == 2  # the context's encoding and the drafts' verification
+    assert result.draft == "workspace" and result.drafts_verified >= 1
+    assert result.forwards == 1  # the context's encoding and the first pass, which judged the drafts
     assert result.stop_reason == "end_of_middle" and result.candidates_tried == 1
 
 
 def test_a_draft_not_kept_leaves_the_model_to_write(eng, monkeypatch) -> None:
     monkeypatch.setattr(drafts_module, "ACCEPT", 1.1)  # no probability reaches it
-    result = eng.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext())
-    assert result.draft == "" and result.drafts_verified == 1
-    # The verification pass's all-masked row is the first canvas: its pass is replayed, not spent again.
-    assert result.replayed >= 1
+    steps = list(eng.stream(PREFIX, SUFFIX, "python", workspace=WorkspaceContext()))
+    result = steps[-1].result
+    assert result.draft == "" and result.drafts_verified >= 1
+    # The sampler went on from the first pass: its canvas was wide enough for the drafts.
+    assert len(steps[0].canvas) >= len(eng.tokenizer.encode("    return x")) + 1
 
 
 def test_a_draft_the_syntax_check_refuses_is_not_shown(eng, monkeypatch) -> None:
@@ -47,6 +48,7 @@ def test_a_draft_the_syntax_check_refuses_is_not_shown(eng, monkeypatch) -> None
     result = eng.infill(prefix, SUFFIX, "python", workspace=WorkspaceContext())
     assert result.middle != "return (x" and result.draft == ""
     assert result.candidates_tried >= 2  # the draft, then the model's own candidates
+    assert result.replayed >= 1  # which start from the first pass's logits, not a new forward
 
 
 def test_drafts_can_be_turned_off(eng, monkeypatch) -> None:
@@ -55,18 +57,19 @@ def test_drafts_can_be_turned_off(eng, monkeypatch) -> None:
     assert result.draft == "" and result.drafts_verified == 0
 
 
-def test_verification_rows_read_each_draft_left_to_right(eng) -> None:
-    from engine.workspace.retrieve import drafts_for
+def test_candidates_fit_the_first_canvas(eng) -> None:
+    from engine.workspace.retrieve import Draft
 
-    drafts = drafts_for(None, PREFIX, SUFFIX)
-    rows = drafts_module.verification_rows(eng.tokenizer, drafts, "    ", first_width=8)
     tok = eng.tokenizer
-    ids = rows.tokens[0]
+    found = drafts_module.candidates(tok, [Draft("return x", "return x"), Draft("y = 1 " * 40, "y = 1 " * 40)], "    ", block=8, max_tokens=64)
+    assert [d.line for d in found.drafts] == ["return x"]  # the long one has no room
+    ids = found.tokens[0]
     assert tok.decode(list(ids[:-1])) == "    return x" and ids[-1] == tok.eom_id
-    assert rows.rows.shape == (len(ids), 8)
-    for j in range(len(ids)):  # row j: the draft's first j tokens, masks after
-        row = rows.rows[rows.starts[0] + j].tolist()
-        assert row[:j] == list(ids[:j]) and set(row[j:]) == {tok.mask_id}
+    assert found.width == 8 and found.width >= len(ids)
+    long_line = Draft("value = compute(alpha, beta, gamma)", "value = compute(alpha, beta, gamma)")
+    wide = drafts_module.candidates(tok, [long_line], "", block=8, max_tokens=64)
+    assert wide.width % 8 == 0 and wide.width >= len(wide.tokens[0])
+    assert drafts_module.candidates(tok, [long_line], "", block=8, max_tokens=4) is None
 
 
 def _run(args: list[str], stdin: str = "", env_cache: Path | None = None) -> subprocess.CompletedProcess:

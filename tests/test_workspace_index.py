@@ -181,12 +181,12 @@ def test_the_unsaved_buffer_wins_over_the_disk(workspace: Path, tmp_path: Path) 
     # The buffer of shop.py says item.cost; the disk still says item.price.
     buffer = CODE.replace("item.price", "item.cost") + "\ndef again(items):\n    result = 0\n    for item in items:\n        "
     drafts = drafts_for(index, buffer, "\n    return result\n", filename=path)
-    assert [d.line for d in drafts] == ["result += item.cost"]
+    assert drafts[0].line == "result += item.cost" and "result += item.price" not in [d.line for d in drafts]
     # Another open document's unsaved text wins over its file too.
     other = str(workspace / "pkg" / "util.js")
     context = WorkspaceContext(index, buffers={other: "function add(a, b) {\n  return b + a\n}\n"})
     js = context.drafts("function sum(a, b) {\n  ", "\n}\n", filename=str(workspace / "pkg" / "new.js"))
-    assert [d.line for d in js] == ["return b + a"]
+    assert js[0].line == "return b + a" and "return a + b" not in [d.line for d in js]
 
 
 def test_drafts_fit_what_is_typed_around_the_cursor() -> None:

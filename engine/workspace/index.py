@@ -4,8 +4,9 @@ What a small model lacks is the user's own code, and code repeats itself: a line
 followed the same previous line elsewhere in the project, the definitions of names used
 near the cursor. The index keeps, for each non-blank line of each indexed file (engine/
 workspace/files.py decides which), its stripped text, its indentation and hashes of the
-lines around it, so "what followed this line elsewhere" is one indexed lookup; and it
-keeps the files in 24-line chunks in an FTS5 table (BM25) for "code like this".
+lines around it, so "what followed this line elsewhere" is one indexed lookup. (A
+full-text table of chunks for "code like this" was built and measured too, and left out:
+docs/workspace.md.)
 
 SQLite is in Python's standard library, incremental (one file's rows are replaced in one
 transaction), crash-safe, and bounded in memory (pages stay on disk). The database lives
@@ -25,14 +26,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
 from .files import Limits, Selection, read_source, skip_reason, walk
 
 log = logging.getLogger("infill.workspace")
 
-SCHEMA_VERSION = "1"
-CHUNK_LINES = 24  # lines per FTS5 chunk (BM25 snippets)
+SCHEMA_VERSION = "2"
 COMMIT_SECONDS = 1.0  # a refresh commits its work this often (a crash loses at most this much)
 MAX_LINE_CHARS = 400  # longer lines are data, not code worth repeating
 Progress = Callable[[int, int, str], None]  # (files done, files to do, current path)
@@ -46,7 +46,6 @@ CREATE TABLE IF NOT EXISTS lines(
   PRIMARY KEY(file, line)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS lines_prev ON lines(prev);
 CREATE INDEX IF NOT EXISTS lines_next ON lines(next);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(body, file UNINDEXED, start UNINDEXED, tokenize = "unicode61 tokenchars '_'");
 """
 
 
@@ -259,8 +258,6 @@ class WorkspaceIndex:
         lines = source_lines(text)
         rows = [(ln.number, ln.indent, ln.text, line_key(ln.text), line_key(ln.prev), line_key(ln.prev2), line_key(ln.next))
                 for ln in lines if len(ln.text) <= MAX_LINE_CHARS]
-        raw = text.split("\n")
-        chunks = [("\n".join(raw[i : i + CHUNK_LINES]), i) for i in range(0, len(raw), CHUNK_LINES)]
         with self.lock:
             try:
                 if old_id is not None:
@@ -270,7 +267,6 @@ class WorkspaceIndex:
                 else:
                     file_id = self.db.execute("INSERT INTO files(path, mtime_ns, size) VALUES (?, ?, ?)", (relative, mtime_ns, size)).lastrowid
                 self.db.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(file_id, *row) for row in rows])
-                self.db.executemany("INSERT INTO chunks(body, file, start) VALUES (?, ?, ?)", [(body, file_id, start) for body, start in chunks if body.strip()])
             except BaseException:
                 self.db.rollback()
                 raise
@@ -280,7 +276,6 @@ class WorkspaceIndex:
 
     def _delete_rows(self, file_id: int) -> None:
         self.db.execute("DELETE FROM lines WHERE file = ?", (file_id,))
-        self.db.execute("DELETE FROM chunks WHERE file = ?", (file_id,))
 
     def _remove(self, file_id: int) -> None:
         with self.lock:
@@ -322,14 +317,3 @@ class WorkspaceIndex:
             before = self.db.execute("SELECT indent || text FROM lines WHERE file = ? AND line < ? ORDER BY line DESC LIMIT ?", (file_id, line, count)).fetchall()
             rest = self.db.execute("SELECT indent || text FROM lines WHERE file = ? AND line >= ? ORDER BY line LIMIT ?", (file_id, line, count + 1)).fetchall()
         return [t for (t,) in reversed(before)] + [t for (t,) in rest]
-
-    def search_chunks(self, words: Iterable[str], limit: int, exclude_file: Optional[int] = None) -> list[tuple[str, str, int]]:
-        """(path, text, first line) of the chunks that best match `words` (BM25)."""
-        terms = " OR ".join(f'"{w}"' for w in dict.fromkeys(words) if w)
-        if not terms:
-            return []
-        with self.lock:
-            rows = self.db.execute(
-                "SELECT files.path, chunks.body, chunks.start, chunks.file FROM chunks JOIN files ON files.id = chunks.file"
-                " WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?", (terms, limit + 1)).fetchall()
-        return [(path, body, start) for path, body, start, fid in rows if fid != exclude_file][:limit]

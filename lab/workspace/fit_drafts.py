@@ -4,8 +4,8 @@
 
 For each real line of the TUNE packages (lab/workspace/lines.py: the cursor after the
 indentation, the package with its sampled lines blanked as the workspace) the engine's own
-path runs up to its verification pass (InfillJob.prepare with the workspace): the drafts
-the index proposes, the model's log-probabilities of their tokens, their evidence. A draft
+path runs its first pass (InfillJob with the workspace), the one that judges the drafts:
+the drafts the index proposes, the model's log-probabilities of their tokens, their evidence. A draft
 is labelled right when it is the line. A logistic regression (a dozen weights, L2) is
 fitted on them; leave-one-package-out shows how it does on a package it was not fitted
 on. With --engine-answers the engine's own middle (no drafts) is computed per line too,
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.drafts import FEATURES
+from engine.drafts import FEATURES, verify
 from lab.workspace.lines import TUNE, items
 
-THRESHOLDS = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
+THRESHOLDS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 
 
 def first_line(middle: str) -> str:
@@ -51,13 +51,14 @@ def collect(n: int, engine_answers: bool) -> list[dict]:
                 indexes[item.workspace] = WorkspaceIndex(item.workspace, cache_dir=Path(cache))
                 indexes[item.workspace].refresh()
             job = eng.job(item.prefix, item.suffix, item.language, filename=item.filename, workspace=WorkspaceContext(indexes[item.workspace]))
+            record = {"id": item.id, "package": item.package, "reference": item.reference, "drafts": []}
             with eng._lock:
                 job.prepare()
-            check = job.verification
-            record = {"id": item.id, "package": item.package, "reference": item.reference, "drafts": []}
-            if check is not None:
-                for draft, feats in zip(check.rows.drafts, check.features):
-                    record["drafts"].append({"line": draft.line, "features": feats, "right": draft.line == item.reference})
+                found = job.run.drafts if job.run is not None else None
+                if found is not None:  # the request's first pass, as the engine runs it
+                    check = verify(job.forward(torch.tensor(job.canvas_ids())), found)
+                    for draft, feats in zip(found.drafts, check.features):
+                        record["drafts"].append({"line": draft.line, "features": feats, "right": draft.line == item.reference})
             if engine_answers:
                 record["engine"] = first_line(eng.infill(item.prefix, item.suffix, item.language, filename=item.filename).middle)
             records.append(record)

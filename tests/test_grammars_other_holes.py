@@ -1,0 +1,53 @@
+"""The final check in a file with other broken lines (grammars/window.py `_without_others`,
+`WindowCache`): an error another line makes is the file's, one the hole makes is the
+middle's to repair, and a window is never borrowed from another file's text."""
+from __future__ import annotations
+
+from grammars import constraint_for
+
+# The `if` block below the cursor lost its closing `}` (another line being edited).
+OTHER_BROKEN = (
+    "function outer(a) {\n  const first = a + 1\n  ",
+    "\n  const third = first * 3\n  if (first) {\n    log(first)\n\n  return third\n}\n\nmodule.exports = outer\n",
+)
+
+
+def test_an_error_another_line_makes_does_not_refuse_the_true_line() -> None:
+    check = constraint_for("javascript")
+    prefix, suffix = OTHER_BROKEN
+    assert check.accept_final(prefix, "const second = first * 2", suffix)
+    assert not check.accept_final(prefix, "const second = (first", suffix)  # its own error still counts
+    assert not check.accept_final(prefix, "const second = first * * 2", suffix)
+
+
+def test_a_removed_block_opener_must_still_be_repaired() -> None:
+    # The line after the hole is deeper: the hole opened a block, so the error at the
+    # construct's closer is the hole's, and a middle that does not open it is refused.
+    check = constraint_for("javascript")
+    prefix = "var Dayjs = function () {\n  const value = 1\n  "
+    suffix = "\n    return value\n  }\n  return 2\n}();\n"
+    assert not check.accept_final(prefix, "log(value)", suffix)
+    assert check.accept_final(prefix, "if (value) {", suffix)
+
+
+def test_python_a_block_missing_elsewhere_is_the_files() -> None:
+    check = constraint_for("python")
+    prefix = "def outer(a):\n    first = a + 1\n    "
+    # Below the cursor, an `if` header lost its body's first line... and its body: an
+    # indented line with no header above it.
+    suffix = "\n    third = first * 3\n        log(first)\n    return third\n"
+    assert check.accept_final(prefix, "second = first * 2", suffix)
+    assert not check.accept_final(prefix, "second = (first", suffix)
+
+
+def test_windows_are_not_shared_between_texts_that_differ_far_from_the_cursor() -> None:
+    # The same text near the cursor; far below it, one file is an ES module (top-level
+    # await is allowed) and the other a CommonJS script (it is not). Each is judged on its
+    # own file, whichever is asked first.
+    check = constraint_for("javascript")
+    prefix, near = "const config = readConfig()\n", "\nconst port = config.port\n"
+    padding = "".join(f"const value{i} = {i}\n" for i in range(600))
+    module, script = near + padding + "export { port }\n", near + padding + "module.exports = port\n"
+    for _ in range(2):
+        assert check.accept_final(prefix, "await loadPlugins(config)", module)
+        assert not check.accept_final(prefix, "await loadPlugins(config)", script)
