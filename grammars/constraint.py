@@ -236,17 +236,21 @@ class TreeSitterConstraint:
     def _early_error(self, window: Window, prefix: str, middle: str) -> bool:
         """Whether the middle has code the grammar accepts and the compiler refuses
         (`return` outside a function, `break` outside a loop: grammars/early_errors.py).
-        One the file had already (a `return` that starts in the prefix) is not the
-        middle's doing."""
+
+        Only statements that overlap the middle are judged, and one that the empty hole
+        has too is the hole's doing, as with tree-sitter's errors: a deleted
+        `} = require(...)` line leaves `const {` + names without an initializer, and `}`
+        does not repair it. The one excuse is a `try` being typed (its block still open
+        after the middle): the empty hole has it, and it is left to be finished."""
         middle_b = middle.encode("utf-8")
         cursor = window.cursor
         tree = window.final_parser.parse(window.prefix + middle_b + window.suffix)  # added_errors's parse, cached
         found = self._early_errors_in(window, prefix, tree.root_node, cursor, cursor + len(middle_b))
-        if not found or min(e.start for e in found) >= cursor:
+        if not found or not all(e.excusable for e in found):
             return bool(found)
         before = window.final_parser.parse(window.prefix + window.suffix)
         had = {(e.start, e.message) for e in self._early_errors_in(window, prefix, before.root_node, cursor - 1, cursor + 1)}
-        return any(e.start >= cursor or not e.excusable or (e.start, e.message) not in had for e in found)
+        return any((e.start, e.message) not in had for e in found)
 
     def _early_errors_in(self, window: Window, prefix: str, root: ts.Node, lo: int, hi: int) -> list[EarlyError]:
         return early_errors(self.spec.name, self.spec.ts_language(), root, lo, hi, window.module_kind,

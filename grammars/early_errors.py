@@ -14,7 +14,8 @@ anything (JavaScript's "early errors", CPython's compiler):
   parameters) already declares, or as the lone body of an `if` or a loop; `const x;`;
   `try` without `catch` or `finally`; an empty slot in an argument list or an object
   (`f(, a)`); `import`/`export` in a CommonJS file. Python: `nonlocal` outside a function,
-  a keyword argument repeated or followed by a positional one, a parameter named twice;
+  a keyword argument repeated or followed by a positional one, a parameter named twice, a
+  statement above a `from __future__` import;
 * both: `try` without a handler (the grammars accept it).
 
 A JavaScript file with neither `import`/`export` nor `require(`/`module.exports` is judged
@@ -55,9 +56,9 @@ class EarlyError:
     start: int
     end: int
     message: str
-    # False for an error the empty hole has too but that is still the hole's doing (a `try`
-    # whose handler line was the hole): the final check must not excuse it as the file's.
-    excusable: bool = True
+    # True for a `try` being typed (its block still open after the middle): the final
+    # check lets it through where the empty hole has it too. Nothing else is excused.
+    excusable: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ JAVASCRIPT = Rules(
     checked="""[(return_statement) (break_statement) (continue_statement) (yield_expression) (await_expression)
                 (lexical_declaration) (class_declaration) (import_statement) (export_statement) (formal_parameters)
                 (try_statement) (if_statement) (else_clause) (for_statement) (for_in_statement) (while_statement)
-                (do_statement) (labeled_statement) ","] @node""",
+                (do_statement) (labeled_statement) (binary_expression) (unary_expression)
+                (method_definition) ","] @node""",
 )
 PY_FUNCTIONS = frozenset({"function_definition", "lambda"})
 PY_LOOPS = frozenset({"for_statement", "while_statement"})
@@ -93,13 +95,17 @@ PYTHON = Rules(
     loops=PY_LOOPS,
     breakable=PY_LOOPS,
     checked="""[(return_statement) (break_statement) (continue_statement) (yield) (await) (nonlocal_statement)
-                (argument_list) (parameters) (lambda_parameters) (try_statement)] @node""",
+                (argument_list) (parameters) (lambda_parameters) (try_statement)] @node
+               (module (_) @node)""",
 )
-# Definitions whose header a middle may write: the code below it changes context (a `def`
-# line replaced by `class X:` puts the body's `yield` outside any function).
+# Constructs whose header a middle may write: the code below it changes context (a `def`
+# line replaced by `class X:` puts the body's `yield` outside any function, a `for` line
+# replaced by `if r < 0:` the body's `continue` outside any loop).
 DEFINITIONS = {
-    "javascript": "[(function_declaration) (function_expression) (generator_function_declaration) (generator_function) (method_definition) (arrow_function) (class_declaration)] @node",
-    "python": "[(function_definition) (class_definition)] @node",
+    "javascript": """[(function_declaration) (function_expression) (generator_function_declaration) (generator_function)
+                      (method_definition) (arrow_function) (class_declaration) (if_statement) (for_statement)
+                      (for_in_statement) (while_statement) (do_statement) (switch_statement) (labeled_statement)] @node""",
+    "python": "[(function_definition) (class_definition) (if_statement) (for_statement) (while_statement) (with_statement)] @node",
 }
 RULES = {"javascript": JAVASCRIPT, "python": PYTHON}
 
@@ -120,7 +126,7 @@ def _captured(query: ts.Query, root: ts.Node, lo: int, hi: int) -> list[ts.Node]
 
 
 def _judged_end(language: str, ts_language: ts.Language, root: ts.Node, lo: int, hi: int) -> int:
-    """`hi`, or the end of the last definition whose header starts in the middle."""
+    """`hi`, or the end of the last construct whose header starts in the middle."""
     for node in _captured(_query(language, ts_language, DEFINITIONS[language]), root, lo, hi):
         if node.start_byte >= lo:
             hi = max(hi, node.end_byte)
@@ -156,15 +162,16 @@ HANDLERS = ("catch_clause", "finally_clause", "except_clause", "except_group_cla
 
 def _handlerless_try(node: ts.Node, middle_end: int) -> Optional[EarlyError]:
     """A `try` with neither `catch`/`except` nor `finally`. The grammars accept one; both
-    compilers refuse it. Where its body goes on below the middle, its handler's line was the
-    hole (or the file is broken there anyway), so the empty hole's having it too does not
-    excuse it; a `try` being typed (`try {` + the cursor + `}`) ends at the middle and is
-    left to be finished."""
+    compilers refuse it. Excusable (`EarlyError.excusable`) only while being typed: the
+    middle is the last thing in its block, and a braced block is still open after it
+    (`try {` + the cursor + `}`). One whose block goes on below the middle had its
+    handler's line deleted (the hole), and one the middle closes (`} {`) is finished."""
     if any(child.type in HANDLERS for child in node.children):
         return None
     body = node.child_by_field_name("body")
-    goes_on = body is not None and any(child.start_byte >= middle_end for child in body.named_children)
-    return EarlyError(node.start_byte, node.end_byte, "try without a handler", excusable=not goes_on)
+    typed = (body is not None and not any(child.start_byte >= middle_end for child in body.named_children)
+             and (body.type != "statement_block" or body.end_byte > middle_end))
+    return EarlyError(node.start_byte, node.end_byte, "try without a handler", excusable=typed)
 
 
 def _in_error(node: ts.Node) -> bool:
@@ -255,7 +262,14 @@ def _judge_javascript(rules: Rules, node: ts.Node, kind: str, top_level_known: C
     elif t in ("lexical_declaration", "class_declaration"):
         return _uninitialized(node) or _redeclared(node)
     elif t == "formal_parameters":
-        return _shadowed_parameter(node)
+        return _bad_parameter(node) or _shadowed_parameter(node)
+    elif t in ("binary_expression", "unary_expression"):
+        # `a && b = c` parses as `a && (b = c)`; JavaScript has no such precedence.
+        for operand in node.named_children:
+            if operand.type in ("assignment_expression", "augmented_assignment_expression"):
+                return "an assignment as an operand", operand
+    elif t == "method_definition":
+        return _second_constructor(node)
     elif t == ",":
         return _empty_slot(node)
     else:  # a statement with a single statement as its body: `if (x) let y = 1;`
@@ -403,6 +417,37 @@ def _redeclared(node: ts.Node) -> Optional[str]:
     return f"{sorted(clash)[0].decode(errors='replace')} declared twice in one block" if clash else None
 
 
+PARAMETER_TYPES = ("identifier", "object_pattern", "array_pattern", "assignment_pattern", "rest_pattern", "comment")
+
+
+def _bad_parameter(parameters: ts.Node) -> Verdict:
+    """A parameter that is no binding (`if (this.value) {` in a class body parses as a
+    method `if` with the parameter `this.value`)."""
+    for parameter in parameters.named_children:
+        if parameter.type not in PARAMETER_TYPES:
+            return "a parameter that is not a name", parameter
+    return None
+
+
+def _second_constructor(method: ts.Node) -> Optional[str]:
+    """`constructor(...) {` where the class already has one."""
+    name = method.child_by_field_name("name")
+    body = method.parent
+    if name is None or name.text != b"constructor" or body is None or _is_special(method):
+        return None
+    for sibling in body.named_children:
+        other = sibling.child_by_field_name("name") if sibling.type == "method_definition" else None
+        if sibling.id != method.id and other is not None and other.text == b"constructor" and not _is_special(sibling):
+            return "a second constructor"
+    return None
+
+
+def _is_special(method: ts.Node) -> bool:
+    """A static, getter, setter or generator method: `constructor` is then an ordinary name
+    (or refused in other words)."""
+    return any(child.type in ("static", "get", "set", "*", "async") for child in method.children)
+
+
 def _shadowed_parameter(parameters: ts.Node) -> Optional[str]:
     """A parameter list (the middle's) naming what the function's body declares with
     `let`/`const`/`class`: `error(message) {` above `const message = ...`."""
@@ -420,6 +465,8 @@ def _judge_python(rules: Rules, node: ts.Node, kind: str, top_level_known: Calla
     t = node.type
     if _at_top(node, rules) and not top_level_known():
         return None  # the window's top may be inside a function the window does not show
+    if node.parent is not None and node.parent.type == "module" and _before_future_import(node):
+        return "a statement before a `from __future__` import"
     if t in ("return_statement", "yield", "nonlocal_statement"):
         function = _function(rules, node)
         if function is None:
@@ -443,6 +490,27 @@ def _judge_python(rules: Rules, node: ts.Node, kind: str, top_level_known: Calla
                     return "a parameter named twice", parameter
                 seen.add(name)
     return None
+
+
+def _before_future_import(node: ts.Node) -> bool:
+    """A module-level statement, not the docstring nor a `from __future__` import itself,
+    with such an import after it: those must come first (`import typing` written above
+    `from __future__ import annotations`)."""
+    if node.type in ("future_import_statement", "comment") or _is_docstring(node):
+        return False
+    later = node.next_named_sibling
+    while later is not None:
+        if later.type == "future_import_statement":
+            return True
+        later = later.next_named_sibling
+    return False
+
+
+def _is_docstring(node: ts.Node) -> bool:
+    first = node.prev_named_sibling
+    while first is not None and first.type == "comment":
+        first = first.prev_named_sibling
+    return first is None and node.type == "expression_statement" and node.named_child_count == 1 and node.named_children[0].type == "string"
 
 
 def _python_arguments(node: ts.Node) -> Verdict:

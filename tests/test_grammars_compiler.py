@@ -179,6 +179,10 @@ JS_REFUSED = [
     "x = {, a: 1};\n",
     "try { x }\n",
     "module.exports = 1;\nimport('x');\nexport const y = 2;\n",
+    "while ((n = re.exec(v)) &&\n    match = n\n) {}\n",
+    "x = '' *\n  x = 1;\n",
+    "class A {\n  if (this.value) {\n    return 1\n  }\n}\n",
+    "class A { constructor() {} constructor(a) {} }\n",
 ]
 JS_ACCEPTED = [
     "const a = require('b');\nreturn a;\n",
@@ -197,6 +201,9 @@ JS_ACCEPTED = [
     "f(a,);\nx = [, 1];\n",
     "try { x } catch (e) {}\n",
     "var f = function () { return 1; };\n",
+    "(a) = 1;\nx = a ? b = 1 : c;\n",
+    "class A { constructor() {} static constructor() {} }\n",
+    "function f(a = 1, {b} = {}, ...c) {}\n",
 ]
 
 
@@ -225,11 +232,11 @@ PY_REFUSED = ["return 1\n", "class A:\n    return 1\n", "break\n", "for x in y:\
               "def f():\n    for x in y:\n        def g():\n            continue\n", "yield 1\n", "await x\n",
               "def f():\n    await x\n", "async def f():\n    g = lambda: await x\n", "nonlocal x\n",
               "f(a=1, a=2)\n", "f(a=1, b)\n", "f(**k, b)\n", "def f(self, a, self): pass\n", "g = lambda x, *x: 0\n",
-              "try:\n    pass\nx = 1\n"]
+              "try:\n    pass\nx = 1\n", "import typing\nfrom __future__ import annotations\n"]
 PY_ACCEPTED = ["def f():\n    return 1\n", "for x in y:\n    break\n", "while 1:\n    for x in y:\n        pass\n    else:\n        break\n",
                "def f():\n    yield 1\n", "x = lambda: (yield)\n", "async def f():\n    await x\n",
                "f(a, b=1, *c, d=2, **e, g=3)\n", "def h(self, a: int, b=1, c: int = 2, *args, d, **kw): pass\n",
-               "try:\n    pass\nfinally:\n    pass\n"]
+               "try:\n    pass\nfinally:\n    pass\n", '"""Doc."""\n# c\nfrom __future__ import annotations\nimport os\n']
 
 
 @pytest.mark.parametrize("source", PY_REFUSED + PY_ACCEPTED)
@@ -286,4 +293,33 @@ def test_a_try_whose_handler_line_was_the_hole_must_get_it_back(language: str, t
 
 def test_a_try_being_typed_is_left_to_be_finished() -> None:
     # `try {` typed, the editor closed the brace: a middle inside it is fine for now.
-    assert accepts("javascript", "function f() {\n  try {\n    ", "\n  }\n}\n", "run();")
+    assert accepts("javascript", "function f() {\n  try {\n    ", "run();", "\n  }\n}\n")
+
+
+def test_a_construct_goes_on_through_a_column_0_else() -> None:
+    # The hole is `if (!process.env.NO_ADDON) {` at column 0; the parser reports the
+    # unbalanced braces at the last `}`, after `} else {`.
+    text = "module.exports = { mask: _mask };\n\nif (!process.env.NO_ADDON) {\n  try {\n    module.exports.mask = require('addon').mask;\n  } catch (e) {\n    // Fall back.\n  }\n} else {\n  module.exports.plain = true;\n}\n"
+    prefix, true, suffix = hole(text, "if (!process.env.NO_ADDON) {")
+    assert accepts("javascript", prefix, true, suffix)
+    assert not accepts("javascript", prefix, "  mask: _mask", suffix)
+
+
+def test_a_destructuring_that_lost_its_initializer_must_get_it_back() -> None:
+    text = "const {\n  BINARY,\n  EMPTY\n} = require('./constants');\nconst { concat } = require('./util');\n"
+    prefix, true, suffix = hole(text, "} = require('./constants');")
+    assert accepts("javascript", prefix, true, suffix)
+    assert not accepts("javascript", prefix, "}", suffix)
+
+
+def test_a_docstring_whose_closing_line_was_the_hole_must_be_closed() -> None:
+    # Without its closing quotes the docstring runs on to the next one's opening quotes,
+    # and the code below flips between code and string: prose is no repair there.
+    text = 'class A:\n    def f(self):\n        """Do f.\n\n        More.\n        """\n        return 1\n\n\nclass B:\n    def g(self):\n        """Do g."""\n        return 2\n'
+    prefix, true, suffix = hole(text, '"""\n        return 1')
+    assert accepts("python", prefix, true, suffix)
+    assert not accepts("python", prefix, "Even more.", suffix)
+    # A line inside the docstring is still prose's to fill.
+    prefix, true, suffix = hole(text, "More.")
+    assert accepts("python", prefix, true, suffix)
+    assert accepts("python", prefix, "Still more.", suffix)

@@ -64,9 +64,9 @@ def line_holes(text: str, path: str) -> list[LineHole]:
     return out
 
 
-def select(language: str, part: str, n: int) -> list[LineHole]:
-    """`n` holes of the part's files (seeded, by hash of file and line); files the compiler
-    itself rejects are left out."""
+def select(language: str, part: str, n: int, skip: int = 0) -> list[LineHole]:
+    """`n` holes of the part's files (seeded, by hash of file and line), after the first
+    `skip`; files the compiler itself rejects are left out."""
     holes: list[LineHole] = []
     for entry in manifest():
         if entry["language"] != language or entry["part"] != part:
@@ -76,7 +76,7 @@ def select(language: str, part: str, n: int) -> list[LineHole]:
             continue
         holes.extend(line_holes(text, entry["path"]))
     holes.sort(key=lambda h: _rank(h.id))
-    return holes[:n]
+    return holes[skip : skip + n]
 
 
 def is_module(language: str, text: str) -> bool:
@@ -156,12 +156,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--language", choices=sorted(SUFFIXES), default="javascript")
     p.add_argument("--part", choices=["tune", "aside"], default="tune")
     p.add_argument("--n", type=int, default=300)
+    p.add_argument("--skip", type=int, default=0, help="leave out the first SKIP holes (more holes without the ones already seen)")
     p.add_argument("--model", default=None, help="model directory (default: the embedded model)")
     p.add_argument("--middles", type=Path, default=None, help="judge the middles of an earlier --out instead of running the engine")
     p.add_argument("--out", type=Path, default=None, help="write one row per hole (JSON lines)")
     p.add_argument("--true", action="store_true", help="no model: count the true middles the final check refuses")
     args = p.parse_args(argv)
-    holes = select(args.language, args.part, args.n)
+    holes = select(args.language, args.part, args.n, args.skip)
     if args.true:
         refused = true_refused(args.language, holes)
         for h in refused:
