@@ -58,6 +58,12 @@ class EngineHost:
     def loaded(self) -> bool:
         return self._engine is not None
 
+    def expect_load(self) -> None:
+        """A load is coming (the client sent `initialized`; the settings that name the model
+        are being read): requests from now on wait for it rather than being refused."""
+        if self._ready is None:
+            self._ready = asyncio.get_running_loop().create_future()
+
     async def load(self, model_dir: str | None) -> str:
         """Load (or reload) the model; returns its name. Raises EngineUnavailable.
 

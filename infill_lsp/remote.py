@@ -43,7 +43,7 @@ from engine.types import InfillResult
 from engine.window import prefix_tail, suffix_head
 from engine.worker import InfillCall, NextEditCall, Outcome
 from engine.workspace.files import SECRET_CONTENT
-from engine.workspace.retrieve import AROUND
+from engine.workspace.retrieve import AROUND, buffer_lines_around
 
 from .engine_host import EngineUnavailable
 from .live.protocol import CLIENT_SETTINGS
@@ -156,6 +156,9 @@ class RemoteEngineHost:
     def model_dir_notice(self) -> None:
         """No local model directory to watch (EngineHost has one)."""
         return None
+
+    def expect_load(self) -> None:
+        """Nothing loads here: the team server has the model."""
 
     async def wait_ready(self) -> Any:
         raise EngineUnavailable("next edits need a local model; with --remote only completions are served")
@@ -332,7 +335,6 @@ def workspace_snippets(call: InfillCall) -> list[str]:
     drafts = workspace.drafts(call.prefix, call.suffix, call.filename)
     # Buffer n >= 1 of a draft's places is the n-th other text, as drafts_for numbers them.
     others = [text for name, text in workspace.buffers.items() if name != call.filename]
-    nonblank: dict[int, list[str]] = {}
     out: list[str] = []
     used = 0
     for draft in drafts:
@@ -344,10 +346,8 @@ def workspace_snippets(call: InfillCall) -> list[str]:
             elif where == 0 or not 0 < int(where) <= len(others):
                 continue
             else:
-                number = int(where)
-                if number not in nonblank:
-                    nonblank[number] = [raw.rstrip("\r") for raw in others[number - 1].split("\n") if raw.strip()]
-                lines = nonblank[number][max(0, line - AROUND) : line + AROUND + 1]
+                before, at, after = buffer_lines_around(others[int(where) - 1], line, AROUND)
+                lines = [raw.rstrip("\r") for raw in before + [at] + after]
             snippet = "\n".join(text for text in lines if not SECRET_CONTENT.search(text))
             size = len(snippet.encode("utf-8", "surrogatepass"))
             if not snippet.strip() or snippet in out or used + size > MAX_SNIPPET_BYTES:

@@ -44,7 +44,7 @@ class Draft:
     same_indent: int = 0  # places where its indentation is the cursor's
     in_buffer: int = 0  # of those places, how many are in the request's own file
     context_match: float = 0.0  # the best word overlap (Jaccard) of a place's surrounding lines with the cursor's
-    places: list[tuple[str, int, int]] = field(default_factory=list, repr=False)  # up to PLACES places: ("index", file id, line) or ("buffer", number, non-blank line)
+    places: list[tuple[str, int, int]] = field(default_factory=list, repr=False)  # up to PLACES places: ("index", file id, line) or ("buffer", number, offset of the line)
 
     def score(self) -> tuple[int, ...]:
         """Evidence order, strongest first: between the same two lines, after the same two
@@ -123,11 +123,10 @@ def drafts_for(index: Optional[WorkspaceIndex], prefix: str, suffix: str, *, fil
     # The cursor's line stands in its buffer as a line no other equals, so the lines around
     # the cursor are not taken as each other's neighbours.
     texts = [prefix + CURSOR_MARK + suffix] + [text for name, text in buffers.items() if name != filename]
-    lines_of: dict[int, list[tuple[str, str]]] = {}
     for number, text in enumerate(texts):
-        lines_of[number] = _count_buffer(found, cursor, text, number)
+        _count_buffer(found, cursor, text, number)
     ranked = sorted(found.values(), key=lambda d: d.score(), reverse=True)[: 2 * MAX_DRAFTS]
-    _match_contexts(ranked, cursor, index, lines_of)
+    _match_contexts(ranked, cursor, index, texts)
     ranked.sort(key=lambda d: (d.both > 0, d.context_match, d.score()), reverse=True)
     return ranked[:MAX_DRAFTS]
 
@@ -172,26 +171,90 @@ def _count(found: dict[str, Draft], cursor: Cursor, line: str, indent: str, plac
     return draft
 
 
-def _count_buffer(found: dict[str, Draft], cursor: Cursor, text: str, number: int) -> list[tuple[str, str]]:
+def _count_buffer(found: dict[str, Draft], cursor: Cursor, text: str, number: int) -> None:
     """A buffer's lines as evidence (the request's own cursor line is not: it is being
-    written). Returns its non-blank (indent, stripped) lines."""
-    lines = [(raw[: len(raw) - len(raw.lstrip())], raw.strip()) for raw in text.split("\n")]
-    lines = [(indent, stripped) for indent, stripped in lines if stripped]
-    for j, (indent, stripped) in enumerate(lines):
-        if CURSOR_MARK in stripped:
-            continue
-        prev = lines[j - 1][1] if j >= 1 else ""
-        nxt = lines[j + 1][1] if j + 1 < len(lines) else ""
-        after_prev = bool(cursor.prev) and prev == cursor.prev
-        before_next = bool(cursor.next) and nxt == cursor.next
-        if after_prev or before_next:
-            prev2 = lines[j - 2][1] if j >= 2 else ""
-            _count(found, cursor, stripped, indent, ("buffer", number, j), after_prev=after_prev, after_prev2=prev2 == cursor.prev2,
-                   before_next=before_next, in_buffer=number == 0)
-    return lines
+    written). The lines equal to the cursor's neighbours are found by a regular-expression
+    search, not by splitting the buffer: a 6,000-line file is searched in well under a
+    millisecond, and split in several. A buffer place is ("buffer", number, the offset of
+    its line's start)."""
+    if cursor.prev:
+        for match in _whole_line(cursor.prev).finditer(text):
+            line = _next_nonblank(text, match.end() + 1)
+            if line is None:
+                continue
+            start, end = line
+            stripped = text[start:end].strip()
+            if CURSOR_MARK in stripped:
+                continue
+            before = _prev_nonblank(text, match.start())
+            after = _next_nonblank(text, end + 1)
+            _count(found, cursor, stripped, _indent(text, start), ("buffer", number, start), after_prev=True,
+                   after_prev2=(text[before[0] : before[1]].strip() if before else "") == cursor.prev2,
+                   before_next=bool(cursor.next) and after is not None and text[after[0] : after[1]].strip() == cursor.next, in_buffer=number == 0)
+    if cursor.next:
+        for match in _whole_line(cursor.next).finditer(text):
+            line = _prev_nonblank(text, match.start())
+            if line is None:
+                continue
+            start, end = line
+            stripped = text[start:end].strip()
+            before = _prev_nonblank(text, start)
+            if CURSOR_MARK in stripped or (cursor.prev and before is not None and text[before[0] : before[1]].strip() == cursor.prev):
+                continue  # the cursor itself, or counted above
+            _count(found, cursor, stripped, _indent(text, start), ("buffer", number, start), before_next=True, in_buffer=number == 0)
 
 
-def _match_contexts(drafts: list[Draft], cursor: Cursor, index: Optional[WorkspaceIndex], lines_of: dict[int, list[tuple[str, str]]]) -> None:
+def _whole_line(stripped: str) -> "re.Pattern[str]":
+    return re.compile(r"^[ \t]*" + re.escape(stripped) + r"[ \t\r]*$", re.M)
+
+
+def _indent(text: str, start: int) -> str:
+    end = start
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return text[start:end]
+
+
+def _next_nonblank(text: str, pos: int) -> Optional[tuple[int, int]]:
+    """(start, end) of the first non-blank line starting at or after offset `pos` (a line start)."""
+    while pos <= len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        if text[pos:end].strip():
+            return pos, end
+        pos = end + 1
+    return None
+
+
+def _prev_nonblank(text: str, line_start: int) -> Optional[tuple[int, int]]:
+    """(start, end) of the nearest non-blank line ending before the line that starts at `line_start`."""
+    end = line_start - 1
+    while end >= 0:
+        start = text.rfind("\n", 0, end) + 1
+        if text[start:end].strip():
+            return start, end
+        end = start - 1
+    return None
+
+
+def buffer_lines_around(text: str, start: int, count: int) -> tuple[list[str], str, list[str]]:
+    """The `count` non-blank lines before and after the buffer line at offset `start`, and
+    the line itself, as written (indentation kept)."""
+    end = text.find("\n", start)
+    end = len(text) if end < 0 else end
+    before, after = [], []
+    at = start
+    while len(before) < count and (line := _prev_nonblank(text, at)) is not None:
+        before.insert(0, text[line[0] : line[1]])
+        at = line[0]
+    at = end + 1
+    while len(after) < count and (line := _next_nonblank(text, at)) is not None:
+        after.append(text[line[0] : line[1]])
+        at = line[1] + 1
+    return before, text[start:end], after
+
+
+def _match_contexts(drafts: list[Draft], cursor: Cursor, index: Optional[WorkspaceIndex], texts: list[str]) -> None:
     """Each draft's best overlap between a place's surrounding lines and the cursor's: the
     same line after the same `}` is likelier where the code around looks alike."""
     here = cursor.words()
@@ -204,9 +267,7 @@ def _match_contexts(drafts: list[Draft], cursor: Cursor, index: Optional[Workspa
                     continue
                 before, after = index.around(where, line, AROUND)
             else:
-                lines = lines_of[where]
-                before = [t for _, t in lines[max(0, line - AROUND) : line]]
-                after = [t for _, t in lines[line + 1 : line + 1 + AROUND]]
-            there = _words(before + after)
+                before, _, after = buffer_lines_around(texts[where], line, AROUND)
+            there = _words([t.strip() for t in before + after])
             if there:
                 draft.context_match = max(draft.context_match, len(here & there) / len(here | there))

@@ -29,6 +29,9 @@ def register(server: "LspServer") -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: "LspServer", params: types.InitializedParams) -> None:
+        # The model loads once the settings are read (one round trip to the client): a
+        # completion asked meanwhile waits for it instead of being refused (issue 35).
+        ls.engine.expect_load()
         await ls.apply_settings(getattr(ls, "initialization_options", None), "initializationOptions")
         await pull_configuration(ls)
         asyncio.ensure_future(ls.load_model())
