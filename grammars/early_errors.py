@@ -23,10 +23,13 @@ as a module (a top-level `return` refused, a top-level `await` let through), as 
 or a bundler would.
 
 Judged on tree-sitter's tree by walking each such node's ancestors up to its function, so
-no compiler is run, and only for the nodes that overlap the middle, or lie in a definition
-whose header the middle wrote: the file's own are not the middle's doing. A node inside an ERROR is skipped (its ancestors are the parser's
-guess), and where the window may start inside a block (`Window.starts_at_top_level` false)
-the top of the window is not the top of the file, so nothing there is refused.
+no compiler is run, and only for the nodes that overlap the middle, or lie in a construct
+whose header the middle wrote: the rest of the file is not the middle's doing. An error on
+such a node that the empty hole has too is still the middle's to repair (the final check,
+grammars/constraint.py), but for a `try` being typed. A node inside an ERROR is skipped
+(its ancestors are the parser's guess), and where the window may start inside a block
+(`Window.starts_at_top_level` false) the top of the window is not the top of the file, so
+nothing there is refused.
 """
 from __future__ import annotations
 

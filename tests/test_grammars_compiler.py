@@ -323,3 +323,20 @@ def test_a_docstring_whose_closing_line_was_the_hole_must_be_closed() -> None:
     prefix, true, suffix = hole(text, "More.")
     assert accepts("python", prefix, true, suffix)
     assert accepts("python", prefix, "Still more.", suffix)
+
+
+def test_the_lab_tool_cuts_holes_and_asks_the_compilers() -> None:
+    from lab.evaluation.compiler_check import compiler_error, is_module, line_holes, summary
+
+    holes = line_holes("def f():\n    return 1\n\nx = f()\n", "a.py")
+    assert [(h.line, h.prefix[h.prefix.rfind("\n") + 1 :], h.middle, h.suffix[:1]) for h in holes] == [
+        (1, "", "def f():", "\n"), (2, "    ", "return 1", "\n"), (4, "", "x = f()", "\n")]
+    assert all(h.prefix + h.middle + h.suffix == "def f():\n    return 1\n\nx = f()\n" for h in holes)
+    assert compiler_error("python", "return 1\n", False) is not None  # a compiler error, not a parser one
+    assert compiler_error("python", "def f():\n    return 1\n", False) is None
+    assert is_module("javascript", "import a from 'b';\n") and not is_module("javascript", "const a = require('b');\n")
+    rows = [{"middle": "x", "error": None}, {"middle": "y", "error": "SyntaxError"}, {"middle": "", "error": None}]
+    assert summary("python", "tune", rows) == {"language": "python", "part": "tune", "holes": 3, "shown": 2, "rejected": 1, "rate": 0.5}
+    if shutil.which("node"):
+        assert compiler_error("javascript", "import a from 'b';\nreturn a;\n", True) is not None
+        assert compiler_error("javascript", "const a = require('b');\nreturn a;\n", False) is None
