@@ -226,6 +226,23 @@ class InfillRun:
         probs = torch.softmax(logits.float(), dim=-1)[torch.arange(len(ids)), torch.tensor(ids)]
         return ids[:-1], probs.tolist()
 
+    def _draft_fallback(self) -> Optional[str]:
+        """When nothing else is shown: the likeliest draft the first pass judged (kept or
+        not) that the final check accepts whole, as the user gets it; None if there is none.
+        No pass is spent: the drafts were judged already."""
+        check = self.verification
+        if check is None:
+            return None
+        tok = self.engine.tokenizer
+        for index in sorted(range(len(check.probabilities)), key=lambda i: -check.probabilities[i]):
+            if self.drafted and index == check.kept:
+                continue  # refused already as the first candidate
+            sampled = tok.decode(list(check.candidates.tokens[index][:-1]))
+            answer = unheal_middle(sampled, self.request.healed, self.request.healed_word)
+            if self.request.constraint is None or self._checked(sampled) == answer:
+                return answer
+        return None
+
     def _keep(self, logits: torch.Tensor) -> None:
         """Keep this pass's logits for the request's later candidates, while they fit in
         REPLAY_BYTES (the earliest passes are the ones a later candidate replays)."""
@@ -285,10 +302,15 @@ class InfillRun:
                     result.stop_reason = "rejected"
             answer = accepted or ""
         result.draft = "workspace" if from_draft else ""
+        fallback = self._draft_fallback() if not answer.strip() and result.stop_reason not in ("cancelled", "deadline") else None
+        if fallback is not None:  # the model's own candidates gave nothing to show
+            answer, result.draft, result.stop_reason = fallback, "workspace", "end_of_middle"
         self.seen.clear()  # answered: the kept logits are not needed any more
         self.seen_bytes = 0
         result.middle = tidy_middle(request.prefix + request.healed, answer, request.suffix)
-        if result.middle != sampled:  # the final check, the healing or the seams cut it: count what is returned
+        if fallback is not None:
+            result.tokens = len(self.engine.tokenizer.encode(result.middle)) if result.middle else 0
+        elif result.middle != sampled:  # the final check, the healing or the seams cut it: count what is returned
             result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0
         self.final = final
 

@@ -117,3 +117,17 @@ def test_infill_index_reports_what_it_holds_and_skipped(tmp_path: Path) -> None:
     assert forgotten.returncode == 0 and not Path(report["index"]).exists()
     missing = _run(["index", str(tmp_path / "nope")], env_cache=tmp_path / "cache")
     assert missing.returncode != 0 and "is not a folder" in missing.stderr
+
+
+def test_when_the_model_gives_nothing_the_likeliest_valid_draft_is_shown(eng, monkeypatch) -> None:
+    from engine.api import Engine
+    from lab.fixtures.scripted_model import WritesText
+
+    monkeypatch.setattr(drafts_module, "ACCEPT", 1.1)  # no draft is kept by the rule
+    # A model that writes only a syntax error here: every candidate is refused.
+    scripted = Engine(WritesText(eng.tokenizer, "    ) ) )"), eng.tokenizer)
+    alone = scripted.infill(PREFIX, SUFFIX, "python")
+    assert alone.middle == "" and alone.stop_reason == "rejected"
+    result = scripted.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext())
+    assert result.middle == "return x" and result.draft == "workspace" and result.tokens == 2
+    assert result.forwards == alone.forwards  # no pass spent on it
