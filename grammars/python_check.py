@@ -131,7 +131,22 @@ def adds_python_error(prefix: str, middle: str, suffix: str) -> bool:
         touched_end = max(touched_end, _dedent_line(lines, first, last))
     if first + 1 <= error.line <= touched_end + 1:
         return True
+    if error.line <= first and _bracket_line(prefix) + 1 <= error.line:
+        return True
     return first_error(prefix + suffix) is None
+
+
+def _bracket_line(prefix: str) -> int:
+    """The line (0-based) of the outermost bracket open at the cursor, or the cursor's line.
+    CPython reports an error in a bracketed expression at the line it starts on, above the
+    middle: `[` + `x` + newline + hole for `for x in xs` + newline + `if x` + `]` gets
+    `expected 'else' after 'if' expression` at the `[`'s line, and the middle `| y` was
+    shown, though that line is the middle's to fix as much as its own."""
+    from .lexical import open_brackets
+    from .registry import get
+
+    stack = open_brackets(get("python"), prefix)
+    return prefix.count("\n", 0, stack[0][1]) if stack else prefix.count("\n")
 
 
 INDENTATION_MESSAGES = ("unindent does not match", "unexpected indent", "expected an indented block")

@@ -340,3 +340,12 @@ def test_the_lab_tool_cuts_holes_and_asks_the_compilers() -> None:
     if shutil.which("node"):
         assert compiler_error("javascript", "import a from 'b';\nreturn a;\n", True) is not None
         assert compiler_error("javascript", "const a = require('b');\nreturn a;\n", False) is None
+
+
+def test_a_bracketed_expression_broken_above_the_middle_is_refused() -> None:
+    # CPython reports `expected 'else' after 'if' expression` at the `[`'s line, above the
+    # hole (the comprehension's `for` line): it is the middle's to fix all the same.
+    text = "def names(fields, prefix):\n    return [\n        f.split(prefix, 1)[1]\n        for f in fields\n        if f.startswith(prefix)\n    ]\n"
+    prefix, true, suffix = hole(text, "for f in fields")
+    assert accepts("python", prefix, true, suffix)
+    assert not accepts("python", prefix, "| typing.Callable", suffix)
