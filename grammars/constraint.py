@@ -241,20 +241,43 @@ class TreeSitterConstraint:
         has too is the hole's doing, as with tree-sitter's errors: a deleted
         `} = require(...)` line leaves `const {` + names without an initializer, and `}`
         does not repair it. The one excuse is a `try` being typed (its block still open
-        after the middle): the empty hole has it, and it is left to be finished."""
+        after the middle): the empty hole has it, and it is left to be finished. Where the
+        empty hole has early errors further down its construct, the splice must have none
+        there either."""
         middle_b = middle.encode("utf-8")
         cursor = window.cursor
         tree = window.final_parser.parse(window.prefix + middle_b + window.suffix)  # added_errors's parse, cached
         found = self._early_errors_in(window, prefix, tree.root_node, cursor, cursor + len(middle_b))
-        if not found or not all(e.excusable for e in found):
-            return bool(found)
+        if found and not all(e.excusable for e in found):
+            return True
+        if self._hole_early_errors(window, prefix):
+            # The empty hole misled the parser below it without an ERROR (a lost `{` closes
+            # a method early, and the class body's next `if (...) {` reads as a method
+            # `if`): what the suffix of the construct still has, the middle did not repair.
+            shift = len(middle_b)
+            tree = window.final_parser.parse(window.prefix + middle_b + window.suffix)
+            below = self._early_errors_in(window, prefix, tree.root_node, cursor + shift, window.zone_end + shift, cursor + shift)
+            if any(not e.excusable for e in below):
+                return True
+        if not found:
+            return False
         before = window.final_parser.parse(window.prefix + window.suffix)
         had = {(e.start, e.message) for e in self._early_errors_in(window, prefix, before.root_node, cursor - 1, cursor + 1)}
         return any((e.start, e.message) not in had for e in found)
 
-    def _early_errors_in(self, window: Window, prefix: str, root: ts.Node, lo: int, hi: int) -> list[EarlyError]:
+    def _hole_early_errors(self, window: Window, prefix: str) -> list[EarlyError]:
+        """The early errors the empty hole has in the rest of the cursor's construct, below
+        the cursor (computed once per window)."""
+        if window.hole_early_errors is None:
+            root = window.final_parser.parse(window.prefix + window.suffix).root_node
+            found = self._early_errors_in(window, prefix, root, window.cursor, window.zone_end, window.cursor)
+            window.hole_early_errors = [e for e in found if not e.excusable]
+        return window.hole_early_errors
+
+    def _early_errors_in(self, window: Window, prefix: str, root: ts.Node, lo: int, hi: int,
+                         middle_end: Optional[int] = None) -> list[EarlyError]:
         return early_errors(self.spec.name, self.spec.ts_language(), root, lo, hi, window.module_kind,
-                            lambda: window.starts_at_top_level(prefix))
+                            lambda: window.starts_at_top_level(prefix), middle_end)
 
     def hold(self, prefix: str, suffix: str) -> object:
         """The request's window, for the request to keep while it runs: its checks find it

@@ -137,15 +137,16 @@ def _judged_end(language: str, ts_language: ts.Language, root: ts.Node, lo: int,
 
 
 def early_errors(language: str, ts_language: ts.Language, root: ts.Node, lo: int, hi: int, kind: str = UNKNOWN,
-                 top_level_known: Callable[[], bool] = lambda: True) -> list[EarlyError]:
+                 top_level_known: Callable[[], bool] = lambda: True, middle_end: Optional[int] = None) -> list[EarlyError]:
     """The early errors of the checked nodes that overlap [lo, hi) (the middle's bytes);
     [] for a language without rules. `kind`: the JavaScript module kind (`module_kind`);
     `top_level_known`: whether the window's top is the file's, asked only for a node
-    outside every function (it costs a scan of the prefix above the window)."""
+    outside every function (it costs a scan of the prefix above the window); `middle_end`:
+    where the middle ends when [lo, hi) is not the middle (a `try` being typed ends there)."""
     rules = RULES.get(language)
     if rules is None or hi <= lo:
         return []
-    middle_end = hi
+    middle_end = hi if middle_end is None else middle_end
     hi = _judged_end(language, ts_language, root, lo, hi)
     found = []
     for node in _captured(_query(language, ts_language, rules.checked), root, lo, hi):

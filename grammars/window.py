@@ -294,6 +294,10 @@ class Window:
     # the whole file.
     module_kind: str = UNKNOWN
     _at_top_level: Optional[bool] = None  # `starts_at_top_level`, once asked
+    # Where the cursor's construct ends (`_from_the_hole`), and the early errors
+    # (grammars/early_errors.py) the empty hole has between the cursor and there, once asked.
+    zone_end: int = 0
+    hole_early_errors: Optional[list] = None
 
     @property
     def cursor(self) -> int:
@@ -341,6 +345,7 @@ class Window:
             suffix_text=ws,
             cursor_errors=at_cursor,
             string_close=string_close,
+            zone_end=zone_end,
             module_kind=module_kind(prefix + suffix) if spec.name == "javascript" else UNKNOWN,
         )
 

@@ -349,3 +349,14 @@ def test_a_bracketed_expression_broken_above_the_middle_is_refused() -> None:
     prefix, true, suffix = hole(text, "for f in fields")
     assert accepts("python", prefix, true, suffix)
     assert not accepts("python", prefix, "| typing.Callable", suffix)
+
+
+def test_a_misparse_the_hole_leaves_below_must_be_repaired() -> None:
+    # Without the `{` of the hole's line the `}` below closes the method, and the class
+    # body's next `if (...) {` reads as a method `if` whose parameters are no names: no
+    # ERROR, and Node refuses the file. The empty hole has that too; the middle must fix it.
+    text = ("const cmp = require('./cmp')\nclass Range {\n  test (v) {\n    if (\n      this.a &&\n      this.b) {\n      return true\n    }\n"
+            "    // opposite directions\n    if (cmp(v, '<', this.c) &&\n      this.d) {\n      return true\n    }\n    return false\n  }\n}\n\nmodule.exports = Range\n")
+    prefix, true, suffix = hole(text, "this.b) {")
+    assert accepts("javascript", prefix, true, suffix)
+    assert not accepts("javascript", prefix, "this.b)", suffix)
