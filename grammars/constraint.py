@@ -221,7 +221,10 @@ class TreeSitterConstraint:
                 window = self._windows.get(prefix, suffix)
                 if window.inert(middle):  # prose inside the docstring the cursor is in
                     return True
-                ok = added_errors(window, middle) == 0 and not self._early_error(window, prefix, middle)
+                # A doc comment whose closing line was the hole must be closed (window.py,
+                # `_runaway_comment`): tree-sitter sees no error in a longer comment.
+                closes = window.comment_close is None or window.comment_close in middle
+                ok = closes and added_errors(window, middle) == 0 and not self._early_error(window, prefix, middle)
                 if ok and self.spec.name == "python":
                     # tree-sitter-python lets through code CPython refuses (a statement
                     # indented deeper than its block): ask CPython too, on the same window.

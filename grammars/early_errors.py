@@ -13,7 +13,10 @@ anything (JavaScript's "early errors", CPython's compiler):
 * JavaScript: `let`/`const`/`class` declaring a name its block (or its function's
   parameters) already declares, or as the lone body of an `if` or a loop; `const x;`;
   `try` without `catch` or `finally`; an empty slot in an argument list or an object
-  (`f(, a)`); `import`/`export` in a CommonJS file. Python: `nonlocal` outside a function,
+  (`f(, a)`); an assignment or an arrow function as an operand (`a && b = c`); a parameter
+  that is no name; a second constructor; a reserved word as a name (`case(`); a property
+  where a declaration binds a name; `import`/`export` in a CommonJS file. Python:
+  `nonlocal` outside a function,
   a keyword argument repeated or followed by a positional one, a parameter named twice, a
   statement above a `from __future__` import;
 * both: `try` without a handler (the grammars accept it).
@@ -88,7 +91,8 @@ JAVASCRIPT = Rules(
                 (lexical_declaration) (class_declaration) (import_statement) (export_statement) (formal_parameters)
                 (try_statement) (if_statement) (else_clause) (for_statement) (for_in_statement) (while_statement)
                 (do_statement) (labeled_statement) (binary_expression) (unary_expression)
-                (method_definition) ","] @node""",
+                (method_definition) (variable_declaration) (identifier) (shorthand_property_identifier)
+                (shorthand_property_identifier_pattern) ","] @node""",
 )
 PY_FUNCTIONS = frozenset({"function_definition", "lambda"})
 PY_LOOPS = frozenset({"for_statement", "while_statement"})
@@ -264,20 +268,67 @@ def _judge_javascript(rules: Rules, node: ts.Node, kind: str, top_level_known: C
         if kind == COMMONJS and node.parent is not None and node.parent.type == "program":
             return f"{t.split('_')[0]} in a CommonJS file"
     elif t in ("lexical_declaration", "class_declaration"):
-        return _uninitialized(node) or _redeclared(node)
+        return _uninitialized(node) or _not_a_binding(node) or _redeclared(node)
+    elif t == "variable_declaration":
+        return _not_a_binding(node)
+    elif t in ("identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern"):
+        if node.text in RESERVED:
+            return "a reserved word as a name"
     elif t == "formal_parameters":
         return _bad_parameter(node) or _shadowed_parameter(node)
     elif t in ("binary_expression", "unary_expression"):
-        # `a && b = c` parses as `a && (b = c)`; JavaScript has no such precedence.
+        # `a && b = c` parses as `a && (b = c)`, `a + (e) => f` as `a + ((e) => f)`;
+        # JavaScript has no such precedence.
         for operand in node.named_children:
-            if operand.type in ("assignment_expression", "augmented_assignment_expression"):
-                return "an assignment as an operand", operand
+            if operand.type in ("assignment_expression", "augmented_assignment_expression", "arrow_function"):
+                return "an assignment or an arrow function as an operand", operand
     elif t == "method_definition":
         return _second_constructor(node)
     elif t == ",":
         return _empty_slot(node)
     else:  # a statement with a single statement as its body: `if (x) let y = 1;`
         return _declaration_as_body(node)
+    return None
+
+
+# Words no name may be (`case(`, `{ A, var }`: the grammar takes them for identifiers); and
+# `let`, reserved in strict code (modules, classes, 'use strict' files) and hardly ever a
+# name elsewhere.
+RESERVED = frozenset(w.encode() for w in """break case catch class const continue debugger default delete do else enum
+    export extends false finally for function if import in instanceof new null return super switch this throw true try
+    typeof var void while with let""".split())
+
+
+def _not_a_binding(node: ts.Node) -> Verdict:
+    """A declaration's pattern with something other than a name where a name is bound:
+    `const { colors: this.colors } = o` ("Illegal property in declaration context")."""
+    for declarator in node.named_children:
+        name = declarator.child_by_field_name("name") if declarator.type == "variable_declarator" else None
+        bad = _non_binding(name) if name is not None and name.type in ("object_pattern", "array_pattern") else None
+        if bad is not None:
+            return "a property where a declaration binds a name", bad
+    return None
+
+
+def _non_binding(pattern: ts.Node) -> Optional[ts.Node]:
+    for child in pattern.named_children:
+        target = child
+        if child.type == "pair_pattern":
+            target = child.child_by_field_name("value")
+        elif child.type in ("assignment_pattern", "object_assignment_pattern"):
+            target = child.child_by_field_name("left")
+        elif child.type == "rest_pattern":
+            target = child.named_children[0] if child.named_children else None
+        while target is not None and target.type == "assignment_pattern":  # `log: { ... } = {}`
+            target = target.child_by_field_name("left")
+        if target is None or target.type in ("identifier", "shorthand_property_identifier_pattern", "comment"):
+            continue
+        if target.type in ("object_pattern", "array_pattern"):
+            inner = _non_binding(target)
+            if inner is not None:
+                return inner
+        else:
+            return target
     return None
 
 

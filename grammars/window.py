@@ -125,6 +125,29 @@ def _runaway_string(language: ts.Language, text: bytes, cursor: int, baseline: l
     return len(minimal_errors(ts.Parser(language).parse(closed).root_node)) < len(baseline)
 
 
+def _runaway_comment(spec: LanguageSpec, root: ts.Node, text: bytes, cursor: int) -> Optional[str]:
+    """The block comment's closer when the cursor is inside a doc comment (`/**`, each line
+    starting with `*`) that runs on past a line of code: the hole was its ` */` line, and
+    the comment swallows the code below to the next comment's closer. tree-sitter sees a
+    longer comment and no error (`* @private` + newline + `function isBlob(value) {` was
+    shown, and Node stops at the code after that next closer). None elsewhere."""
+    block = spec.block_comment
+    node = root.descendant_for_byte_range(cursor, cursor)
+    if not block or node is None or node.type != "comment" or not node.start_byte < cursor < node.end_byte:
+        return None
+    opener, closer = block[0].encode(), block[1].encode()
+    if not text.startswith(opener + b"*", node.start_byte):
+        return None
+    line_end = text.find(b"\n", cursor)
+    if line_end == -1:
+        return None
+    above = text[node.start_byte : cursor].split(b"\n")[1:-1]
+    below = text[line_end + 1 : node.end_byte].split(b"\n")
+    starred = all(line.lstrip().startswith(b"*") for line in above if line.strip())
+    code = any(line.strip() and not line.lstrip().startswith((b"*", closer)) for line in below)
+    return block[1] if starred and code else None
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
@@ -298,6 +321,9 @@ class Window:
     # (grammars/early_errors.py) the empty hole has between the cursor and there, once asked.
     zone_end: int = 0
     hole_early_errors: Optional[list] = None
+    # The closer of the block comment the cursor is in when the hole was its closing line
+    # (`_runaway_comment`): a middle must close it. None elsewhere.
+    comment_close: Optional[str] = None
 
     @property
     def cursor(self) -> int:
@@ -346,6 +372,7 @@ class Window:
             cursor_errors=at_cursor,
             string_close=string_close,
             zone_end=zone_end,
+            comment_close=_runaway_comment(spec, final_parser.parse(text).root_node, text, cursor),
             module_kind=module_kind(prefix + suffix) if spec.name == "javascript" else UNKNOWN,
         )
 

@@ -183,6 +183,13 @@ JS_REFUSED = [
     "x = '' *\n  x = 1;\n",
     "class A {\n  if (this.value) {\n    return 1\n  }\n}\n",
     "class A { constructor() {} constructor(a) {} }\n",
+    "x = { var };\n",
+    "const { A, var } = r;\n",
+    "if (x) {\n  case (\n    1\n  );\n}\n",
+    "const {a: b.c} = d;\n",
+    "var [a.b] = c;\n",
+    "x = a + (e) => 1;\n",
+    "const {\n  log: {\n    colors: this._enableColors,\n  } = {},\n} = config;\n",
 ]
 JS_ACCEPTED = [
     "const a = require('b');\nreturn a;\n",
@@ -204,6 +211,8 @@ JS_ACCEPTED = [
     "(a) = 1;\nx = a ? b = 1 : c;\n",
     "class A { constructor() {} static constructor() {} }\n",
     "function f(a = 1, {b} = {}, ...c) {}\n",
+    "({a: b.c} = d);\nx = { a: 1, var: 2 }.var;\nconst {a: {b}, c = 1, ...d} = e;\nconst {log: {w, v: u} = {}} = g;\n",
+    "x = a + ((e) => 1);\nf(a, (e) => 1);\n",
 ]
 
 
@@ -360,3 +369,15 @@ def test_a_misparse_the_hole_leaves_below_must_be_repaired() -> None:
     prefix, true, suffix = hole(text, "this.b) {")
     assert accepts("javascript", prefix, true, suffix)
     assert not accepts("javascript", prefix, "this.b)", suffix)
+
+
+def test_a_doc_comment_whose_closing_line_was_the_hole_must_be_closed() -> None:
+    # Without ` */` the comment swallows the function below up to the next comment's
+    # closer; tree-sitter sees a longer comment and no error.
+    text = "/**\n * Tells.\n *\n * @private\n */\nfunction isBlob(value) {\n  return typeof value === 'object';\n}\n\n/**\n * Other.\n */\nfunction other() {\n  return 1;\n}\n\nmodule.exports = { isBlob, other };\n"
+    prefix, true, suffix = hole(text, "*/\nfunction isBlob")
+    assert accepts("javascript", prefix, true, suffix)
+    assert not accepts("javascript", prefix, "* @public", suffix)
+    prefix, true, suffix = hole(text, "* @private")  # a line inside the comment: prose is fine
+    assert accepts("javascript", prefix, true, suffix)
+    assert accepts("javascript", prefix, "* @public", suffix)
