@@ -64,7 +64,10 @@ def _is_code(line: str) -> bool:
 
 
 def _is_top_level(line: str) -> bool:
-    return _is_code(line) and not line[:1].isspace()
+    """A statement's first line at column 0; not a closer there (the `)` that ends a
+    multi-line `from operator import (`: cut before it, the window never closed it, and
+    the true middle was refused)."""
+    return _is_code(line) and not line[:1].isspace() and line[:1] not in ")]}"
 
 
 def _touched_lines(lines: list[str], first: int, last: int) -> int:

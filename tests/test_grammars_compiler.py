@@ -381,3 +381,13 @@ def test_a_doc_comment_whose_closing_line_was_the_hole_must_be_closed() -> None:
     prefix, true, suffix = hole(text, "* @private")  # a line inside the comment: prose is fine
     assert accepts("javascript", prefix, true, suffix)
     assert accepts("javascript", prefix, "* @public", suffix)
+
+
+def test_a_trimmed_python_window_keeps_the_closer_of_a_multiline_import() -> None:
+    # Windows above 64 kB are trimmed to the top-level statements around the cursor; the
+    # `)` at column 0 that ends `from operator import (` is no statement's start.
+    from grammars.python_check import MAX_WINDOW_BYTES, adds_python_error
+
+    prefix = "import os\n"
+    suffix = "\n    attrgetter,\n    getitem,\n)\n" + "x = 1\n" * (MAX_WINDOW_BYTES // 6 + 10)
+    assert not adds_python_error(prefix, "from operator import (", suffix)
