@@ -16,7 +16,7 @@ request to `infill serve`: the snippets around the places the local index and th
 documents propose drafts from (`workspace_snippets`: a few lines before and after each,
 at most MAX_SNIPPETS, MAX_SNIPPET_BYTES in all) under `infill.workspace_snippets`, where
 the server's engine retrieves its drafts from them. Lines that look like a secret
-(engine/workspace/files.py SECRET_CONTENT: private keys, known token shapes) are dropped
+(engine/workspace/files.py holds_secret: private keys, known token shapes) are dropped
 from the snippets and from the cross-file context before anything is sent.
 
 A superseded or cancelled request closes its HTTP connection, which `infill serve` takes
@@ -42,7 +42,7 @@ import httpx
 from engine.types import InfillResult
 from engine.window import prefix_tail, suffix_head
 from engine.worker import InfillCall, NextEditCall, Outcome
-from engine.workspace.files import SECRET_CONTENT
+from engine.workspace.files import holds_secret
 from engine.workspace.retrieve import AROUND, buffer_lines_around
 
 from .engine_host import EngineUnavailable
@@ -317,10 +317,10 @@ class RemoteEngineHost:
 
 
 def redacted(text: str) -> str:
-    """`text` without the lines that look like a secret (SECRET_CONTENT)."""
-    if not SECRET_CONTENT.search(text):
+    """`text` without the lines that look like a secret (holds_secret)."""
+    if not holds_secret(text):
         return text
-    return "".join(line for line in text.splitlines(keepends=True) if not SECRET_CONTENT.search(line))
+    return "".join(line for line in text.splitlines(keepends=True) if not holds_secret(line))
 
 
 def workspace_snippets(call: InfillCall) -> list[str]:
@@ -348,7 +348,7 @@ def workspace_snippets(call: InfillCall) -> list[str]:
             else:
                 before, at, after = buffer_lines_around(others[int(where) - 1], line, AROUND)
                 lines = [raw.rstrip("\r") for raw in before + [at] + after]
-            snippet = "\n".join(text for text in lines if not SECRET_CONTENT.search(text))
+            snippet = "\n".join(text for text in lines if not holds_secret(text))
             size = len(snippet.encode("utf-8", "surrogatepass"))
             if not snippet.strip() or snippet in out or used + size > MAX_SNIPPET_BYTES:
                 continue

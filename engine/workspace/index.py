@@ -255,9 +255,16 @@ class WorkspaceIndex:
             if old_id is not None:
                 self._remove(old_id)
             return reason
-        lines = source_lines(text)
-        rows = [(ln.number, ln.indent, ln.text, line_key(ln.text), line_key(ln.prev), line_key(ln.prev2), line_key(ln.next))
-                for ln in lines if len(ln.text) <= MAX_LINE_CHARS]
+        keys: dict[str, int] = {}  # each distinct line hashed once (it is each neighbour's neighbour too)
+
+        def key(stripped: str) -> int:
+            found = keys.get(stripped)
+            if found is None:
+                found = keys[stripped] = line_key(stripped)
+            return found
+
+        rows = [(ln.number, ln.indent, ln.text, key(ln.text), key(ln.prev), key(ln.prev2), key(ln.next))
+                for ln in source_lines(text) if len(ln.text) <= MAX_LINE_CHARS]
         with self.lock:
             try:
                 if old_id is not None:

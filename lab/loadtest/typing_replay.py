@@ -53,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
     group.add_argument("--tiny", action="store_true", help="use a tiny random model made on the fly (for quick runs)")
     parser.add_argument("--json", type=Path, default=None, help="also write the summary here")
+    parser.add_argument("--no-drafts", action="store_true", help="no workspace drafts (the workspaceDrafts setting off)")
+    parser.add_argument("--workspace", type=Path, default=None, help="the workspace folder the server indexes (default: none; the open file's own lines still give drafts)")
     return parser
 
 
@@ -133,10 +135,13 @@ def run_session(initial: str, cursor: int, typed: str, model_dir: Path | None, a
         settings["maxTokens"] = args.max_tokens
     if args.unconstrained:
         settings["constrained"] = False
+    if args.no_drafts:
+        settings["workspaceDrafts"] = False
     client = LspClient(command, configuration=settings)
     uri = "file:///bench/" + args.file.name
     try:
-        client.initialize({"workspace": {"configuration": True}, "window": {"workDoneProgress": True}})
+        client.initialize({"workspace": {"configuration": True}, "window": {"workDoneProgress": True}},
+                          root_uri=args.workspace.resolve().as_uri() if args.workspace else None)
         client.open(uri, initial, language_id="python")
         document = TextDocument(uri, "python", 1, initial)
         _wait_until_loaded(client, uri, document.position_at(cursor, UTF16))
