@@ -14,7 +14,8 @@ anything (JavaScript's "early errors", CPython's compiler):
   parameters) already declares, or as the lone body of an `if` or a loop; `const x;`;
   `try` without `catch` or `finally`; an empty slot in an argument list or an object
   (`f(, a)`); an assignment or an arrow function as an operand (`a && b = c`); a parameter
-  that is no name; a second constructor; a reserved word as a name (`case(`); a property
+  that is no name, or named twice where that is forbidden (strict code, arrow functions,
+  methods, lists with defaults or patterns); a second constructor; a reserved word as a name (`case(`); a property
   where a declaration binds a name; `import`/`export` in a CommonJS file. Python:
   `nonlocal` outside a function,
   a keyword argument repeated or followed by a positional one, a parameter named twice, a
@@ -275,7 +276,7 @@ def _judge_javascript(rules: Rules, node: ts.Node, kind: str, top_level_known: C
         if node.text in RESERVED:
             return "a reserved word as a name"
     elif t == "formal_parameters":
-        return _bad_parameter(node) or _shadowed_parameter(node)
+        return _bad_parameter(node) or _duplicate_parameter(node, kind) or _shadowed_parameter(node)
     elif t in ("binary_expression", "unary_expression"):
         # `a && b = c` parses as `a && (b = c)`, `a + (e) => f` as `a + ((e) => f)`;
         # JavaScript has no such precedence.
@@ -501,6 +502,51 @@ def _is_special(method: ts.Node) -> bool:
     """A static, getter, setter or generator method: `constructor` is then an ordinary name
     (or refused in other words)."""
     return any(child.type in ("static", "get", "set", "*", "async") for child in method.children)
+
+
+def _duplicate_parameter(parameters: ts.Node, kind: str) -> Verdict:
+    """A parameter named twice where the language forbids it: in strict code, an arrow
+    function, a method, or a list with defaults, patterns or a rest parameter (a plain
+    `function f(a, a)` in sloppy code is legal)."""
+    seen: set[bytes] = set()
+    twice = None
+    for parameter in parameters.named_children:
+        for name in _pattern_names(parameter):
+            if name in seen and twice is None:
+                twice = parameter
+            seen.add(name)
+    if twice is None:
+        return None
+    function = parameters.parent
+    simple = all(p.type in ("identifier", "comment") for p in parameters.named_children)
+    if not simple or function is None or function.type in ("arrow_function", "method_definition") or _strict(function, kind):
+        return "a parameter named twice", twice
+    return None
+
+
+def _strict(node: ts.Node, kind: str) -> bool:
+    """Whether `node` is strict code: an ES module, a class, or under a `'use strict'`
+    directive (the first statements of the file or of an enclosing function)."""
+    if kind == MODULE:
+        return True
+    for scope in (node, *_ancestors(node)):
+        if scope.type == "class_body":
+            return True
+        body = scope.child_by_field_name("body") if scope.type in JS_FUNCTIONS else scope if scope.type == "program" else None
+        if body is not None and _has_use_strict(body):
+            return True
+    return False
+
+
+def _has_use_strict(body: ts.Node) -> bool:
+    for statement in body.named_children:
+        if statement.type == "comment":
+            continue
+        if statement.type != "expression_statement" or not statement.named_children or statement.named_children[0].type != "string":
+            return False
+        if (statement.named_children[0].text or b"")[1:-1] == b"use strict":
+            return True
+    return False
 
 
 def _shadowed_parameter(parameters: ts.Node) -> Optional[str]:

@@ -184,6 +184,10 @@ JS_REFUSED = [
     "class A {\n  if (this.value) {\n    return 1\n  }\n}\n",
     "class A { constructor() {} constructor(a) {} }\n",
     "x = { var };\n",
+    "'use strict';\nfunction f(a, b, a) {}\n",
+    "function f(a, {b}, a) {}\n",
+    "const f = (a, a) => a;\n",
+    "class A { m(a, a) {} }\n",
     "const { A, var } = r;\n",
     "if (x) {\n  case (\n    1\n  );\n}\n",
     "const {a: b.c} = d;\n",
@@ -213,6 +217,7 @@ JS_ACCEPTED = [
     "function f(a = 1, {b} = {}, ...c) {}\n",
     "({a: b.c} = d);\nx = { a: 1, var: 2 }.var;\nconst {a: {b}, c = 1, ...d} = e;\nconst {log: {w, v: u} = {}} = g;\n",
     "x = a + ((e) => 1);\nf(a, (e) => 1);\n",
+    "const x = require('x');\nfunction f(a, b, a) {}\n",  # sloppy CommonJS allows it
 ]
 
 
