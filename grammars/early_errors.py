@@ -155,13 +155,11 @@ def early_errors(language: str, ts_language: ts.Language, root: ts.Node, lo: int
     hi = _judged_end(language, ts_language, root, lo, hi)
     found = []
     for node in _captured(_query(language, ts_language, rules.checked), root, lo, hi):
-        if _in_error(node):
-            continue
         if node.type == "try_statement":
             error = _handlerless_try(node, middle_end)
         else:
             error = _judge(language, rules, node, kind, top_level_known)
-        if error is not None:
+        if error is not None and not (root.has_error and _in_error(node)):  # asked last: it walks the ancestors
             found.append(error)
     return sorted(found, key=lambda e: (e.start, e.end))
 
@@ -247,21 +245,26 @@ def _at_top(node: ts.Node, rules: Rules) -> bool:
 
 def _judge_javascript(rules: Rules, node: ts.Node, kind: str, top_level_known: Callable[[], bool]) -> Verdict:
     t = node.type
-    # Outside every function, the window's top may be inside one the window does not show.
-    unsure_top = _at_top(node, rules) and not top_level_known()
+
+    def unsure_top() -> bool:
+        # Outside every function, the window's top may be inside one the window does not
+        # show; asked only before refusing (the answer costs a scan of the prefix).
+        return _at_top(node, rules) and not top_level_known()
+
     if t == "return_statement":
-        if _function(rules, node) is None and kind != COMMONJS and not unsure_top:
+        if _function(rules, node) is None and kind != COMMONJS and not unsure_top():
             return "return outside a function"
     elif t in ("break_statement", "continue_statement"):
-        return None if unsure_top else _jump_error(rules, node)
+        error = _jump_error(rules, node)
+        return None if error is None or unsure_top() else error
     elif t == "yield_expression":
         function = _function(rules, node)
-        if not unsure_top and (function is None or not _is_generator(function)):
+        if (function is None or not _is_generator(function)) and not unsure_top():
             return "yield outside a generator"
     elif t == "await_expression":
         function = _function(rules, node)
         if function is None:
-            if kind == COMMONJS and not unsure_top:
+            if kind == COMMONJS and not unsure_top():
                 return "await at the top of a CommonJS file"
         elif not _has_child(function, "async"):
             return "await outside an async function"
@@ -564,22 +567,28 @@ def _shadowed_parameter(parameters: ts.Node) -> Optional[str]:
 
 def _judge_python(rules: Rules, node: ts.Node, kind: str, top_level_known: Callable[[], bool]) -> Verdict:
     t = node.type
-    if _at_top(node, rules) and not top_level_known():
-        return None  # the window's top may be inside a function the window does not show
+
+    def unsure_top() -> bool:
+        # The window's top may be inside a function the window does not show; asked only
+        # before refusing (the answer costs a scan of the prefix).
+        return _at_top(node, rules) and not top_level_known()
+
     if node.parent is not None and node.parent.type == "module" and _before_future_import(node):
         return "a statement before a `from __future__` import"
     if t in ("return_statement", "yield", "nonlocal_statement"):
         function = _function(rules, node)
         if function is None:
-            return f"{t.split('_')[0]} outside a function"
+            return None if unsure_top() else f"{t.split('_')[0]} outside a function"
         if t == "return_statement" and function.type == "lambda":
             return None  # not a statement there; the grammar cannot put one in a lambda anyway
     elif t in ("break_statement", "continue_statement"):
-        if _enclosing(rules, node, rules.loops) is None:
+        if _enclosing(rules, node, rules.loops) is None and not unsure_top():
             return f"{t.split('_')[0]} outside a loop"
     elif t == "await":
         function = _function(rules, node)
-        if function is None or function.type == "lambda" or not _has_child(function, "async"):
+        if function is None:
+            return None if unsure_top() else "await outside an async function"
+        if function.type == "lambda" or not _has_child(function, "async"):
             return "await outside an async function"
     elif t == "argument_list":
         return _python_arguments(node)
