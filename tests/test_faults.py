@@ -19,7 +19,7 @@ from lsprotocol import types
 from websockets.asyncio.client import connect
 
 import engine
-from engine.batching import BatchRunner
+from engine.batching import PACKED_MIN_ROWS, BatchRunner
 from engine.model_dir_watch import ModelDirWatch
 from engine.types import ModelFailure
 from engine.worker import EngineWorker, InfillCall, Job, Outcome
@@ -135,8 +135,10 @@ def test_infill_serve_reports_a_replaced_model_directory_in_its_log_and_health(
 
 
 # -- faults inside a forward pass ------------------------------------------------------------
-# Each injected where a real one happens (lab/fixtures/faulty_model.py): the prefill
-# (`encode_context`), one request's pass (`canvas_logits`), a batched pass.
+# Each injected where a real one happens (lab/fixtures/faulty_model.py): the prefill on a
+# pass of its own (`encode_context`: a keyed request whose key's context is cached), the
+# prefill merged into a request's first pass (`encode_with_canvas`: a context new to its
+# key, as every HTTP request's is), one request's pass (`canvas_logits`), a batched pass.
 
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, ModelFaults]]:
@@ -183,6 +185,10 @@ def test_a_fault_in_a_forward_pass_fails_that_request_and_the_worker_serves_the_
         eng.forget_context()  # a new context: encoded in the request's first pass, not on its own
     worker = EngineWorker(eng, name="fault-test")
     try:
+        if where == "encode_context":
+            # A keyed request builds only on its own key's context (engine/api.py _reusable):
+            # with "a"'s cached, the request encodes it on a pass of its own.
+            assert _run(worker, "a").result.middle == expected
         faults.arm(where, error)
         failed = _run(worker, "a")
         assert failed.result is None and isinstance(failed.error, ModelFailure), failed
@@ -205,10 +211,12 @@ def test_a_fault_in_a_batched_pass_fails_only_the_request_it_hits(
     """A batched pass that runs out of memory is retried one request at a time; the one
     that fails alone ends with its error, the others give their fault-free middles."""
     eng = faulty[0]
+    # Canvases of 8 rows: tinier ones have their passes alone, never packed (batching.PACKED_MIN_ROWS).
+    settings = {**SETTINGS, "max_tokens": PACKED_MIN_ROWS}
     requests = [(PREFIX, SUFFIX), ("for i in range(10):\n    ", "\n"), ("xs = [1, 2, 3]\nys = [x * 2 for x in ", "]\n")]
-    solo = [eng.infill(p, s, "python", **SETTINGS).middle for p, s in requests]
+    solo = [eng.infill(p, s, "python", **settings).middle for p, s in requests]
     runner = BatchRunner(eng, max_batch=8)
-    tickets = [runner.submit(eng.job(p, s, "python", **SETTINGS)) for p, s in requests]
+    tickets = [runner.submit(eng.job(p, s, "python", **settings)) for p, s in requests]
     runner.run_pass()  # the first pass: a request whose context is new encodes it with its first canvas, alone
     assert runner.in_flight == 3
     faults.arm("canvas_logits_many", OOM_CUDA)
@@ -272,7 +280,7 @@ def test_http_clients_get_503_for_memory_and_timeouts_500_for_a_bug_and_are_serv
         for error, status, code, words in ((OOM_CPU, 503, "model_failed", "ran out of memory"),
                                            (TIMEOUT, 503, "model_failed", "timed out"),
                                            (BUG, 500, "internal_error", "engine failed")):
-            faults.arm("encode_context", error)
+            faults.arm("encode_with_canvas", error)  # each HTTP request's context is its own, new: its prefill
             answer = client.post("/v1/completions", json=body)
             assert answer.status_code == status, answer.text
             assert answer.json()["error"]["code"] == code and words in answer.json()["error"]["message"]
