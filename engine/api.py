@@ -288,20 +288,37 @@ class InfillRun:
             accepted = self._checked(sampled)
             if from_draft and accepted != answer:
                 accepted = None  # a draft stands whole or not at all: the model's own candidates come next
-            if accepted is None:
-                if not from_draft:
-                    self.refused += result.vetoed > 0 or shows_something(answer)
-                    result.vetoed += 1
-                if self.attempt < len(self.schedule) and result.stop_reason != "deadline":  # no time for another
-                    self.run = self._begin(result.forwards, passes_before=final.step, written=result.written)
-                    return
-                if result.stop_reason != "deadline" and self.refused:
-                    # "rejected" only when the check refused text; when every candidate
-                    # wrote nothing (an end, whitespace, an empty comment) and no commit was
-                    # vetoed, the model proposed nothing and the last candidate's reason stands.
-                    result.stop_reason = "rejected"
+            if accepted is None and self._next_candidate(final, answer, from_draft):
+                return
             answer = accepted or ""
         result.draft = "workspace" if from_draft else ""
+        self._answer(final, sampled, answer)
+
+    def _next_candidate(self, final: DenoiseStep, answer: str, from_draft: bool) -> bool:
+        """The final check refused the candidate's middle (`answer`, from the user's
+        cursor): start the next candidate (True), or, with none left or no time for
+        another, answer nothing (False; "rejected" when the check refused text)."""
+        result = final.result
+        assert result is not None
+        if not from_draft:  # a refused draft is no refusal of the model's own text
+            self.refused += result.vetoed > 0 or shows_something(answer)
+            result.vetoed += 1
+        if self.attempt < len(self.schedule) and result.stop_reason != "deadline":  # no time for another
+            self.run = self._begin(result.forwards, passes_before=final.step, written=result.written)
+            return True
+        if result.stop_reason != "deadline" and self.refused:
+            # "rejected" only when the check refused text; when every candidate
+            # wrote nothing (an end, whitespace, an empty comment) and no commit was
+            # vetoed, the model proposed nothing and the last candidate's reason stands.
+            result.stop_reason = "rejected"
+        return False
+
+    def _answer(self, final: DenoiseStep, sampled: str, answer: str) -> None:
+        """Answer the request with `answer` (the judged middle, from the user's cursor; the
+        model wrote `sampled`), or with the draft fallback when it shows nothing, its seams
+        tidied and its tokens counted as returned."""
+        result, request = final.result, self.request
+        assert result is not None
         fallback = self._draft_fallback() if not answer.strip() and result.stop_reason not in ("cancelled", "deadline") else None
         if fallback is not None:  # the model's own candidates gave nothing to show
             answer, result.draft, result.stop_reason = fallback, "workspace", "end_of_middle"
