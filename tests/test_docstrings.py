@@ -10,10 +10,16 @@ from grammars.lexical import open_multiline_string
 from grammars.registry import get as spec_for
 from lab.fixtures.scripted_model import WritesText
 
-# The user is writing a method's docstring; the file goes on with code and another
-# docstring, whose quotes the parser pairs with the open ones.
+# The user is writing a line of a method's docstring; the docstring goes on below the
+# cursor and closes, then the file goes on with code and another docstring.
 PREFIX = 'class Cache:\n    def lookup(self, key):\n        """The rest of a sugg'
-SUFFIX = '\n        return self.entries.get(key)\n\n    def store(self, key, value):\n        """Keep it."""\n        self.entries[key] = value\n'
+SUFFIX = ('\n\n        Keys are strings.\n        """\n        return self.entries.get(key)\n\n'
+          '    def store(self, key, value):\n        """Keep it."""\n        self.entries[key] = value\n')
+# The hole was the docstring's closing line: without its quotes the string runs on to the
+# next docstring's, whose quotes the parser pairs with the open ones, and the code below
+# flips between code and string. Prose there leaves the file broken: the middle must close
+# the string (grammars/window.py `_runaway_string`, docs/grammars.md).
+RUNAWAY_SUFFIX = '\n        return self.entries.get(key)\n\n    def store(self, key, value):\n        """Keep it."""\n        self.entries[key] = value\n'
 
 
 def test_the_lexer_finds_the_string_the_text_ends_in():
@@ -33,6 +39,10 @@ def test_prose_inside_the_docstring_is_accepted_and_closing_it_is_judged_as_code
     assert not constraint.accept_final(PREFIX, 'estion."""\n        return (\n', SUFFIX)
     # Quotes completing the delimiter with the prefix's or suffix's count as closing it.
     assert not grammars.constraint_for("python")._windows.get(PREFIX + '""', SUFFIX).inert('"x')
+    # A docstring whose closing line was the hole: prose is no repair, closing it is.
+    assert not constraint.in_string(PREFIX, RUNAWAY_SUFFIX)
+    assert not constraint.accept_final(PREFIX, "estion the user is typing through.\n", RUNAWAY_SUFFIX)
+    assert constraint.accept_final(PREFIX, 'estion."""', RUNAWAY_SUFFIX)
     # Outside a string nothing changes.
     assert not constraint.in_string("def f(x):\n    retu", "\n")
     assert not constraint.accept_final("def f(x):\n    return (", "x +\n", "\n")
@@ -56,6 +66,20 @@ def test_the_engine_ends_a_docstring_suggestion_at_its_first_line(inside, expect
         assert result.middle == expected, (result.middle, result.stop_reason)
     else:
         assert "\n" not in result.middle.rstrip("\n") or result.middle == "", result.middle  # no prose pass-through in code
+
+
+def test_the_engine_refuses_prose_where_the_docstring_had_to_close():
+    """The same model at a docstring whose closing line was the hole: its prose would leave
+    the file broken, and closing the string is the only repair, so nothing is shown."""
+    import engine
+    from engine.api import Engine
+
+    tok = engine.load(None).tokenizer
+    text = "gestion the user is typing.\nIt goes on here.\n"
+    eng = Engine(WritesText(tok, text), tok)
+    n = len(tok.encode(text)) + 1
+    result = eng.infill(PREFIX, RUNAWAY_SUFFIX, language="python", max_tokens=n, block_size=n, copy_weight=0.0, heal_word=False)
+    assert (result.middle, result.stop_reason) == ("", "rejected")
 
 
 def test_a_template_literal_takes_text_but_not_code():
