@@ -51,3 +51,12 @@ def test_windows_are_not_shared_between_texts_that_differ_far_from_the_cursor() 
     for _ in range(2):
         assert check.accept_final(prefix, "await loadPlugins(config)", module)
         assert not check.accept_final(prefix, "await loadPlugins(config)", script)
+
+
+def test_an_orphan_else_below_the_hole_is_the_holes_to_repair() -> None:
+    # The lost line was `if x: a = 2`; the `else:` right below is its doing, not another's.
+    check = constraint_for("python")
+    prefix = "def f(x):\n    a = 1\n    "
+    suffix = "\n    else:\n        a = 3\n    return a\n"
+    assert not check.accept_final(prefix, "b = 2", suffix)
+    assert check.accept_final(prefix, "if x: a = 2", suffix)
