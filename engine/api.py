@@ -535,6 +535,8 @@ class Engine:
         choice = resolve_language(language, filename=filename, prefix=prefix, suffix=suffix, detect=detect_language and cfg.constrained)
         constraint = constraint_for(choice.name) if cfg.constrained else None
         drafts = workspace.drafts(prefix, suffix, filename) if workspace is not None and cfg.workspace_drafts and cfg.max_tokens > 0 else []
+        # Other open documents' texts come as the client sent them: lone surrogates too.
+        drafts = [replace(d, text=replace_lone_surrogates(d.text), line=replace_lone_surrogates(d.line)) for d in drafts]
         return InfillJob(self, prefix, suffix, cfg, constraint, cancel, cross_file, cache_key, choice, drafts)
 
     def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, filename: Optional[str] = None, detect_language: bool = False, workspace: Optional[WorkspaceContext] = None, **settings: Any) -> Iterator[DenoiseStep]:

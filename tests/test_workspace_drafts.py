@@ -131,3 +131,15 @@ def test_when_the_model_gives_nothing_the_likeliest_valid_draft_is_shown(eng, mo
     result = scripted.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext())
     assert result.middle == "return x" and result.draft == "workspace" and result.tokens == 2
     assert result.forwards == alone.forwards  # no pass spent on it
+
+
+def test_a_draft_from_an_open_buffer_with_a_lone_surrogate_is_judged_not_a_crash(eng, monkeypatch) -> None:
+    """Another open document's text comes from the client as is, and JSON allows "\\udc80":
+    a draft taken from it reached the tokenizer, which raised TypeError (the LSP fuzz's
+    traceback). Its lone surrogates become U+FFFD, as the request's own text's do."""
+    monkeypatch.setattr(drafts_module, "ACCEPT", 0.0)
+    other = "def h(a):\n    x = compute(a)\n    return x\udc80\n"
+    prefix = "def g(a):\n    x = compute(a)\n    "
+    result = eng.infill(prefix, SUFFIX, "python", workspace=WorkspaceContext(buffers={"other.py": other}), constrained=False)
+    assert result.drafts_verified >= 1
+    assert (result.draft, result.middle) == ("workspace", "return x\ufffd")
