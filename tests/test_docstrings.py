@@ -20,6 +20,10 @@ SUFFIX = ('\n\n        Keys are strings.\n        """\n        return self.entri
 # flips between code and string. Prose there leaves the file broken: the middle must close
 # the string (grammars/window.py `_runaway_string`, docs/grammars.md).
 RUNAWAY_SUFFIX = '\n        return self.entries.get(key)\n\n    def store(self, key, value):\n        """Keep it."""\n        self.entries[key] = value\n'
+# That hole is a line of its own (the cursor alone on it). With prose typed before the
+# cursor on its line, the same text is someone writing a docstring above code that has
+# none yet: the string runs on just the same, and prose there is what to suggest.
+PREFIX_ALONE = 'class Cache:\n    def lookup(self, key):\n        """The rest of a suggestion.\n        '
 
 
 def test_the_lexer_finds_the_string_the_text_ends_in():
@@ -40,9 +44,12 @@ def test_prose_inside_the_docstring_is_accepted_and_closing_it_is_judged_as_code
     # Quotes completing the delimiter with the prefix's or suffix's count as closing it.
     assert not grammars.constraint_for("python")._windows.get(PREFIX + '""', SUFFIX).inert('"x')
     # A docstring whose closing line was the hole: prose is no repair, closing it is.
-    assert not constraint.in_string(PREFIX, RUNAWAY_SUFFIX)
-    assert not constraint.accept_final(PREFIX, "estion the user is typing through.\n", RUNAWAY_SUFFIX)
-    assert constraint.accept_final(PREFIX, 'estion."""', RUNAWAY_SUFFIX)
+    assert not constraint.in_string(PREFIX_ALONE, RUNAWAY_SUFFIX)
+    assert not constraint.accept_final(PREFIX_ALONE, "More prose here.", RUNAWAY_SUFFIX)
+    assert constraint.accept_final(PREFIX_ALONE, '"""', RUNAWAY_SUFFIX)
+    # The same file with prose typed on the cursor's line: a docstring being written.
+    assert constraint.in_string(PREFIX, RUNAWAY_SUFFIX)
+    assert constraint.accept_final(PREFIX, "estion the user is typing through.\n", RUNAWAY_SUFFIX)
     # Outside a string nothing changes.
     assert not constraint.in_string("def f(x):\n    retu", "\n")
     assert not constraint.accept_final("def f(x):\n    return (", "x +\n", "\n")
@@ -75,10 +82,10 @@ def test_the_engine_refuses_prose_where_the_docstring_had_to_close():
     from engine.api import Engine
 
     tok = engine.load(None).tokenizer
-    text = "gestion the user is typing.\nIt goes on here.\n"
-    eng = Engine(WritesText(tok, text), tok)
-    n = len(tok.encode(text)) + 1
-    result = eng.infill(PREFIX, RUNAWAY_SUFFIX, language="python", max_tokens=n, block_size=n, copy_weight=0.0, heal_word=False)
+    text = "More prose.\nIt goes on here.\n"
+    eng = Engine(WritesText(tok, "        " + text), tok)
+    n = len(tok.encode("        " + text)) + 1
+    result = eng.infill(PREFIX_ALONE, RUNAWAY_SUFFIX, language="python", max_tokens=n, block_size=n, copy_weight=0.0, heal_word=False)
     assert (result.middle, result.stop_reason) == ("", "rejected")
 
 
