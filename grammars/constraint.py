@@ -22,7 +22,7 @@ from .python_check import adds_python_error
 from .splice import added_errors, splice_error_balance
 from .registry import LanguageSpec
 from .syntax import SyntaxErrorSpan, minimal_errors, token_left, token_right
-from .window import Window, WindowCache
+from .window import Window, WindowCache, neutral_line
 
 
 ANSWER_CACHE_SIZE = 4096  # remembered `allows` answers (cleared when full)
@@ -260,7 +260,8 @@ class TreeSitterConstraint:
             shift = len(middle_b)
             tree = window.final_parser.parse(window.prefix + middle_b + window.suffix)
             below = self._early_errors_in(window, prefix, tree.root_node, cursor + shift, window.zone_end + shift, cursor + shift)
-            if any(not e.excusable for e in below):
+            files = self._file_early_errors(window, prefix)
+            if any(not e.excusable and (e.start - shift, e.message) not in files for e in below):
                 return True
         if not found:
             return False
@@ -274,8 +275,20 @@ class TreeSitterConstraint:
         if window.hole_early_errors is None:
             root = window.final_parser.parse(window.prefix + window.suffix).root_node
             found = self._early_errors_in(window, prefix, root, window.cursor, window.zone_end, window.cursor)
-            window.hole_early_errors = [e for e in found if not e.excusable]
+            window.hole_early_errors = [e for e in found if not e.excusable and (e.start, e.message) not in self._file_early_errors(window, prefix)]
         return window.hole_early_errors
+
+    def _file_early_errors(self, window: Window, prefix: str) -> set[tuple[int, str]]:
+        """(start, message) of the early errors below the cursor that stay when its empty line
+        holds a neutral statement (grammars/window.py `neutral_line`): another broken line's
+        doing, not the hole's, and no middle's to repair. Empty where that test does not apply."""
+        neutral = neutral_line(self.spec, window.prefix, window.suffix)
+        if neutral is None:
+            return set()
+        cursor, shift = window.cursor, len(neutral)
+        root = window.final_parser.parse(window.prefix + neutral + window.suffix).root_node
+        stays = self._early_errors_in(window, prefix, root, cursor + shift, window.zone_end + shift, cursor + shift)
+        return {(e.start - shift, e.message) for e in stays}
 
     def _early_errors_in(self, window: Window, prefix: str, root: ts.Node, lo: int, hi: int,
                          middle_end: Optional[int] = None) -> list[EarlyError]:

@@ -228,8 +228,32 @@ def _from_the_hole(spec: LanguageSpec, text: bytes, cursor: int, error: SyntaxEr
 
 # A statement that is no error wherever a line of code may stand: what an empty line at
 # the cursor is tried with to tell its errors from the file's (`_without_others`).
+_CONTINUED = re.compile(rb"(&&|\|\||\band|\bor|\bnot)$")  # a condition going on to the next line
 _CONTINUATION = re.compile(rb"(}\s*)?(else|elif|except|finally|catch)\b")
 NEUTRAL_LINE = {"python": b"pass", "javascript": b";", "typescript": b";", "tsx": b";", "rust": b";", "go": b";"}
+
+
+def neutral_line(spec: LanguageSpec, prefix: bytes, suffix: bytes) -> Optional[bytes]:
+    """The neutral statement the empty line at the cursor is tried with (`_without_others`,
+    and the early errors below it in grammars/constraint.py), or None when that test does
+    not apply: the cursor is not alone on its line, or its line opens or closes a block by
+    the indentation around it, or the language has none."""
+    neutral = NEUTRAL_LINE.get(spec.name)
+    line_start = prefix.rfind(b"\n") + 1
+    line_end = suffix.find(b"\n")
+    if neutral is None or prefix[line_start:].strip() or line_end < 0 or suffix[:line_end].strip():
+        return None
+    indent = len(prefix) - line_start
+    before = [ln for ln in prefix[:line_start].split(b"\n")[-40:] if ln.strip()]
+    after = [ln for ln in suffix[line_end + 1 :].split(b"\n", 40)[:40] if ln.strip()]
+    depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+    if not before or not after or depth(before[-1]) > indent or depth(after[0]) > indent:
+        return None
+    # A line that goes on from the one before (`this.a &&` then `this.b) {`) is part of an
+    # expression, where the indentation says nothing of the blocks it opens.
+    if _CONTINUED.search(before[-1].rstrip()) is not None:
+        return None
+    return neutral
 
 
 def _without_others(spec: LanguageSpec, parser: IncrementalParser, prefix: bytes, suffix: bytes, at_cursor: list[SyntaxErrorSpan]) -> list[SyntaxErrorSpan]:
@@ -243,17 +267,11 @@ def _without_others(spec: LanguageSpec, parser: IncrementalParser, prefix: bytes
     sampled lines blanked, the true line was refused on 24-67% of them, on none alone.)
     A removed `{` line keeps its error at the construct's closer: the line after it is
     deeper; a removed `if x:` line keeps its orphan `else:`."""
-    neutral = NEUTRAL_LINE.get(spec.name)
-    line_start = prefix.rfind(b"\n") + 1
+    neutral = neutral_line(spec, prefix, suffix)
+    if neutral is None or not at_cursor:
+        return at_cursor
     line_end = suffix.find(b"\n")
-    if neutral is None or not at_cursor or prefix[line_start:].strip() or line_end < 0 or suffix[:line_end].strip():
-        return at_cursor
-    indent = len(prefix) - line_start
-    before = [ln for ln in prefix[:line_start].split(b"\n")[-40:] if ln.strip()]
     after = [ln for ln in suffix[line_end + 1 :].split(b"\n", 40)[:40] if ln.strip()]
-    depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
-    if not before or not after or depth(before[-1]) > indent or depth(after[0]) > indent:
-        return at_cursor
     cursor = len(prefix)
     # An `else:` or `except` right below the empty line is what a lost `if x:` or `try:`
     # line leaves: the next line's errors stay the hole's then. (Keeping every next line's
