@@ -228,7 +228,8 @@ def cmd_complete(args: argparse.Namespace) -> int:
     load_ms = (time.perf_counter() - load_start) * 1000
     # The language: --language, else the file's extension, else detected (a script without one).
     language = {"language": args.language, "filename": str(args.file), "detect_language": True}
-    workspace = None if args.no_workspace else open_workspace(args.workspace or default_workspace(args.file), sys.stderr)
+    folder = None if args.no_workspace else (args.workspace or default_workspace(args.file))
+    workspace = None if folder is None else open_workspace(folder, sys.stderr)
     steps = eng.stream(prefix, suffix, **language, workspace=workspace, **settings)
     result = _run_with_progress(steps, sys.stderr)
     if args.json:
@@ -244,12 +245,21 @@ def cmd_complete(args: argparse.Namespace) -> int:
     return 0
 
 
-def default_workspace(file: Path) -> Path:
-    """The enclosing git repository's root, else the file's folder."""
+def default_workspace(file: Path) -> Optional[Path]:
+    """The enclosing git repository's root, else the file's folder; None when that folder
+    is the home folder or the file system's root (a file outside any project: indexing all
+    of it is not what was asked)."""
     folder = file.resolve().parent
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists():
             return candidate
+    try:
+        home: Optional[Path] = Path.home().resolve()
+    except (RuntimeError, OSError):
+        home = None
+    if folder == home or folder.parent == folder:
+        print(f"-- {folder} is the home folder or the root: no workspace indexed (--workspace DIR names one)", file=sys.stderr)
+        return None
     return folder
 
 

@@ -143,3 +143,17 @@ def test_a_draft_from_an_open_buffer_with_a_lone_surrogate_is_judged_not_a_crash
     result = eng.infill(prefix, SUFFIX, "python", workspace=WorkspaceContext(buffers={"other.py": other}), constrained=False)
     assert result.drafts_verified >= 1
     assert (result.draft, result.middle) == ("workspace", "return x\ufffd")
+
+
+def test_the_cli_workspace_is_the_git_root_else_the_folder_never_home(tmp_path: Path, monkeypatch) -> None:
+    from infill_lsp.cli import default_workspace
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pkg").mkdir()
+    assert default_workspace(repo / "pkg" / "a.py") == repo.resolve()
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    assert default_workspace(loose / "b.py") == loose.resolve()
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: loose))
+    assert default_workspace(loose / "b.py") is None  # a file straight in the home folder: no workspace
