@@ -101,11 +101,6 @@ class Verification:
     probabilities: tuple[float, ...]
     kept: Optional[int]
 
-    @property
-    def kept_ids(self) -> tuple[int, ...]:
-        """The kept draft's tokens without the end of middle (() when none is kept)."""
-        return self.candidates.tokens[self.kept][:-1] if self.kept is not None else ()
-
 
 def verify(logits: torch.Tensor, found: Candidates) -> Verification:
     """The accept rule's verdict from the first pass's (W, V) logits over the all-masked canvas."""
