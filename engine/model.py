@@ -309,6 +309,22 @@ class CanvasSlot(NamedTuple):
     canvas_values: torch.Tensor
 
 
+class _CanvasPass(NamedTuple):
+    """What every layer of `InfillTransformer.encode_with_canvas` shares: the packed rows
+    [prefix tail | fresh suffix | canvas] (T, S, N of them) and their tables."""
+
+    keep: int  # prefix tokens whose keys and values come from the reused cache
+    parts: tuple[int, int, int]  # (T, S, N)
+    reuse_suffix: bool
+    cos: torch.Tensor  # (1, 1, T+S+N, Dh), the queries' rotation
+    sin: torch.Tensor
+    part_ropes: tuple[tuple[torch.Tensor, torch.Tensor], ...]  # (cos, sin) of each part
+    suffix_rope: Optional[tuple[torch.Tensor, torch.Tensor]]  # the whole suffix at P+N.., None without one
+    tail_mask: torch.Tensor  # (1, 1, T, keep+T), causal
+    empty: torch.Tensor  # (1, H, 0, Dh): no suffix keys or values
+    x: torch.Tensor  # (1, T+S+N, C), the embedded rows
+
+
 class InfillTransformer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -476,6 +492,23 @@ class InfillTransformer(nn.Module):
         B, N = canvas_ids.shape
         if B != 1:
             raise ValueError("encode_with_canvas takes one canvas (1, N)")
+        run = self._canvas_pass_rows(prefix_ids, suffix_ids, canvas_ids, reuse)
+        x = run.x
+        layers: list[LayerKV] = []
+        rotated_suffix: list[torch.Tensor] = []
+        for i, block in enumerate(self.blocks):
+            old = reuse.layers[i] if reuse is not None else None
+            x, layer, sk_canvas = self._canvas_pass_layer(run, block, x, old, last=i == len(self.blocks) - 1)
+            layers.append(layer)
+            rotated_suffix.append(sk_canvas)
+        cache = ContextCache(list(prefix_ids), list(suffix_ids), layers)
+        cache._rotated_for, cache._rotated = len(prefix_ids) + N, rotated_suffix  # the next pass of this canvas size reuses them
+        return cache, self.logits(self.final_norm(x))
+
+    def _canvas_pass_rows(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[ContextCache]) -> _CanvasPass:
+        """`encode_with_canvas`'s packed rows [prefix tail | fresh suffix | canvas], embedded,
+        with their RoPE tables and the prefix tail's causal mask."""
+        N = canvas_ids.shape[1]
         device = self.embed.weight.device
         keep = _kept_prefix(reuse, prefix_ids)
         tail = prefix_ids[keep:]
@@ -489,48 +522,52 @@ class InfillTransformer(nn.Module):
         ]).unsqueeze(0)
         cos, sin = self._rope(positions)  # (1, 1, T+S+N, Dh)
         # The canvas sees the suffix right after itself: its keys rotated to P+N...
-        if suffix_ids:
-            suffix_cos, suffix_sin = self._rope(torch.arange(P + N, P + N + len(suffix_ids), device=device).unsqueeze(0))
+        suffix_rope = self._rope(torch.arange(P + N, P + N + len(suffix_ids), device=device).unsqueeze(0)) if suffix_ids else None
         tail_mask = torch.ones(T, keep + T, dtype=torch.bool, device=device).tril(diagonal=keep).view(1, 1, T, keep + T)
         ids = torch.cat([torch.tensor([tail + fresh_suffix], dtype=torch.long, device=device), canvas_ids.to(device)], dim=1)
         x = self.embed(ids)  # (1, T+S+N, C)
-        H, Dh = self.cfg.n_heads, self.cfg.head_dim
-        empty = torch.zeros(1, H, 0, Dh, device=device, dtype=self.embed.weight.dtype)
-        layers: list[LayerKV] = []
-        rotated_suffix: list[torch.Tensor] = []
+        empty = torch.zeros(1, self.cfg.n_heads, 0, self.cfg.head_dim, device=device, dtype=self.embed.weight.dtype)
         parts = (T, S, N)
-        for i, block in enumerate(self.blocks):
-            q, k, v = block.attn.project(block.attn_norm(x))
-            q = apply_rope(q, cos, sin)
-            q_t, q_s, q_c = q.split(parts, dim=2)
-            k_t, k_s, k_c = k.split(parts, dim=2)  # keys not rotated yet: each part its own way
-            v_t, v_s, v_c = v.split(parts, dim=2)
-            cos_t, cos_s, cos_c = cos.split(parts, dim=2)
-            sin_t, sin_s, sin_c = sin.split(parts, dim=2)
-            old = reuse.layers[i] if reuse is not None else None
-            pk = torch.cat([old.prefix_k[:, :, :keep], apply_rope(k_t, cos_t, sin_t)], dim=2) if old is not None else apply_rope(k_t, cos_t, sin_t)
-            pv = torch.cat([old.prefix_v[:, :, :keep], v_t], dim=2) if old is not None else v_t
-            if reuse_suffix:
-                sk, sv = old.suffix_k, old.suffix_v  # type: ignore[union-attr]
-            else:
-                sk, sv = (k_s, v_s) if S else (empty, empty)  # LayerKV keeps suffix keys before RoPE
-            layers.append(LayerKV(pk, pv, sk, sv))
-            sk_canvas = apply_rope(sk, suffix_cos, suffix_sin) if sk.shape[2] else sk
-            rotated_suffix.append(sk_canvas)
-            canvas_out = F.scaled_dot_product_attention(q_c, torch.cat([sk_canvas, pk, apply_rope(k_c, cos_c, sin_c)], dim=2), torch.cat([sv, pv, v_c], dim=2))
-            if i == len(self.blocks) - 1:  # the context rows' last attention output and FFN feed nothing
-                x = block.output_step(block, x[:, T + S :], canvas_out)
-                break
-            outs = []
-            if T:
-                outs.append(F.scaled_dot_product_attention(q_t, pk, pv, attn_mask=tail_mask))
-            if S:
-                outs.append(F.scaled_dot_product_attention(q_s, apply_rope(k_s, cos_s, sin_s), v_s))
-            outs.append(canvas_out)
-            x = block.output_step(block, x, torch.cat(outs, dim=2))
-        cache = ContextCache(list(prefix_ids), list(suffix_ids), layers)
-        cache._rotated_for, cache._rotated = P + N, rotated_suffix  # the next pass of this canvas size reuses them
-        return cache, self.logits(self.final_norm(x))
+        part_ropes = tuple(zip(cos.split(parts, dim=2), sin.split(parts, dim=2)))
+        return _CanvasPass(keep, parts, reuse_suffix, cos, sin, part_ropes, suffix_rope, tail_mask, empty, x)
+
+    @staticmethod
+    def _canvas_pass_kv(run: _CanvasPass, old: Optional[LayerKV], k_t: torch.Tensor, v_t: torch.Tensor, k_s: torch.Tensor, v_s: torch.Tensor) -> LayerKV:
+        """One layer's context keys and values in `encode_with_canvas`: the kept prefix
+        (from `old`) plus the tail's, and the suffix's, reused or fresh."""
+        cos_t, sin_t = run.part_ropes[0]
+        pk = torch.cat([old.prefix_k[:, :, : run.keep], apply_rope(k_t, cos_t, sin_t)], dim=2) if old is not None else apply_rope(k_t, cos_t, sin_t)
+        pv = torch.cat([old.prefix_v[:, :, : run.keep], v_t], dim=2) if old is not None else v_t
+        if run.reuse_suffix:
+            sk, sv = old.suffix_k, old.suffix_v  # type: ignore[union-attr]
+        else:
+            sk, sv = (k_s, v_s) if run.parts[1] else (run.empty, run.empty)  # LayerKV keeps suffix keys before RoPE
+        return LayerKV(pk, pv, sk, sv)
+
+    def _canvas_pass_layer(self, run: _CanvasPass, block: Block, x: torch.Tensor, old: Optional[LayerKV], last: bool) -> tuple[torch.Tensor, LayerKV, torch.Tensor]:
+        """One block of `encode_with_canvas`: (its output rows, its LayerKV, the suffix
+        keys rotated for the canvas). Attention stays per part, as the docstring there says."""
+        T, S, _ = run.parts
+        q, k, v = block.attn.project(block.attn_norm(x))
+        q = apply_rope(q, run.cos, run.sin)
+        q_t, q_s, q_c = q.split(run.parts, dim=2)
+        k_t, k_s, k_c = k.split(run.parts, dim=2)  # keys not rotated yet: each part its own way
+        v_t, v_s, v_c = v.split(run.parts, dim=2)
+        layer = self._canvas_pass_kv(run, old, k_t, v_t, k_s, v_s)
+        pk, pv, sk, sv = layer.prefix_k, layer.prefix_v, layer.suffix_k, layer.suffix_v
+        sk_canvas = apply_rope(sk, *run.suffix_rope) if sk.shape[2] else sk  # type: ignore[misc]
+        cos_c, sin_c = run.part_ropes[2]
+        canvas_out = F.scaled_dot_product_attention(q_c, torch.cat([sk_canvas, pk, apply_rope(k_c, cos_c, sin_c)], dim=2), torch.cat([sv, pv, v_c], dim=2))
+        if last:  # the context rows' last attention output and FFN feed nothing
+            return block.output_step(block, x[:, T + S :], canvas_out), layer, sk_canvas
+        outs = []
+        if T:
+            outs.append(F.scaled_dot_product_attention(q_t, pk, pv, attn_mask=run.tail_mask))
+        if S:
+            cos_s, sin_s = run.part_ropes[1]
+            outs.append(F.scaled_dot_product_attention(q_s, apply_rope(k_s, cos_s, sin_s), v_s))
+        outs.append(canvas_out)
+        return block.output_step(block, x, torch.cat(outs, dim=2)), layer, sk_canvas
 
     def _rotated_suffix_keys(self, cache: ContextCache, start: int) -> list[torch.Tensor]:
         """Suffix keys rotated to absolute positions start..start+S-1, memoised per start."""
