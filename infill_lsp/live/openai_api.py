@@ -118,6 +118,20 @@ def _bad(message: str, param: Optional[str], code: str = "invalid_value") -> Api
 
 def parse_completion_request(body: bytes, *, max_request_tokens: int) -> CompletionRequest:
     """Decode and validate a `/v1/completions` body; raises ApiError (400) naming the bad parameter."""
+    data = _request_object(body)
+    prompt, suffix, model = _texts_and_model(data)
+    _refuse_unsupported(data)
+    stream, include_usage = _stream_and_usage(data)
+    settings, language, cross_file, filename, detect_language, snippets = _infill_extension(data.get("infill"), max_request_tokens)
+    _sampling_settings(data, settings, max_request_tokens)
+    return CompletionRequest(prompt=prompt, suffix=suffix, model=model, stream=stream, include_usage=include_usage,
+                             stop=_parse_stop(data.get("stop")), language=language, settings=settings,
+                             cross_file=cross_file, filename=filename, detect_language=detect_language,
+                             workspace_buffers=snippet_buffers(snippets))
+
+
+def _request_object(body: bytes) -> dict[str, Any]:
+    """The body's JSON object, with no workspace path and only known parameters in it."""
     try:
         data = json_object(body)
     except ValueError as exc:
@@ -126,7 +140,11 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
     unknown = sorted(str(key) for key in data if key not in KNOWN_PARAMETERS)
     if unknown:
         raise _bad(f"unrecognized request argument supplied: {brief(unknown[0])}", unknown[0], "unknown_parameter")
+    return data
 
+
+def _texts_and_model(data: dict[str, Any]) -> tuple[str, str, Optional[str]]:
+    """(prompt, suffix, model) of a request."""
     prompt = data.get("prompt")
     if isinstance(prompt, list) and len(prompt) == 1:
         prompt = prompt[0]  # a batch of one, as some clients send
@@ -140,13 +158,20 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
     model = data.get("model")
     if model is not None and not isinstance(model, str):
         raise _bad("'model' must be a string", "model")
+    return prompt, suffix, model
 
+
+def _refuse_unsupported(data: dict[str, Any]) -> None:
+    """Parameters accepted only at their neutral value: one middle, no log probabilities."""
     for name, neutral in (("n", 1), ("best_of", 1), ("echo", False), ("logprobs", 0)):
         value = data.get(name)
         if value is not None and not (value == neutral and type(value) is type(neutral)):
             raise _bad(f"'{name}' is not supported (one middle per request, no log probabilities); "
                        f"leave it out or set it to {json.dumps(neutral)}", name, "unsupported_parameter")
 
+
+def _stream_and_usage(data: dict[str, Any]) -> tuple[bool, bool]:
+    """(stream, include_usage) of a request."""
     stream = data.get("stream", False)
     if stream is None:
         stream = False
@@ -160,8 +185,12 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
         if not isinstance(options, dict) or not isinstance(options.get("include_usage", False), bool):
             raise _bad("'stream_options' must be {\"include_usage\": true|false}", "stream_options")
         include_usage = bool(options.get("include_usage", False))
+    return stream, include_usage
 
-    settings, language, cross_file, filename, detect_language, snippets = _infill_extension(data.get("infill"), max_request_tokens)
+
+def _sampling_settings(data: dict[str, Any], settings: dict[str, Any], max_request_tokens: int) -> None:
+    """Check max_tokens, temperature and seed into `settings` (over the `infill`
+    extension's); top_p and the penalties are only checked (accepted and ignored)."""
     max_tokens = data.get("max_tokens")
     if max_tokens is not None:
         try:  # the engine's schema, as every other surface checks it
@@ -182,10 +211,6 @@ def parse_completion_request(body: bytes, *, max_request_tokens: int) -> Complet
         value = data.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise _bad(f"'{name}' must be a number (it is accepted and ignored)", name)
-    return CompletionRequest(prompt=prompt, suffix=suffix, model=model, stream=stream, include_usage=include_usage,
-                             stop=_parse_stop(data.get("stop")), language=language, settings=settings,
-                             cross_file=cross_file, filename=filename, detect_language=detect_language,
-                             workspace_buffers=snippet_buffers(snippets))
 
 
 def token_budget(value: Any, name: str, max_request_tokens: int) -> Optional[int]:
