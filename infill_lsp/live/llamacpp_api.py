@@ -80,6 +80,27 @@ def _string(data: dict[str, Any], name: str) -> str:
 
 def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillRequest:
     """Decode and validate an `/infill` body; raises LlamaError (400) saying what is wrong."""
+    data = _request_data(body)
+    prefix, suffix, line = _string(data, "input_prefix"), _string(data, "input_suffix"), _string(data, "prompt")
+    model, stream = _model_and_stream(data)
+    try:
+        settings, language, cross_file, filename, detect, snippets = api._infill_extension(data.get("infill"), max_request_tokens)
+    except api.ApiError as error:
+        raise _bad(error.message) from None
+    chunks = _extra(data.get("input_extra"))
+    cross_file = "".join(chunks) + cross_file
+    # The chunks are also retrieval material for the request's drafts, as snippets are.
+    buffers = api.snippet_buffers(snippets) + api.snippet_buffers(chunks, "input_extra")
+    warm_only = _sampling_settings(data, settings, max_request_tokens)
+    stop, fields = _stop_and_fields(data)
+    completion = api.CompletionRequest(prompt=prefix + line, suffix=suffix, model=model or None, stream=stream,
+                                       stop=stop, language=language, settings=settings, cross_file=cross_file,
+                                       filename=filename, detect_language=detect, workspace_buffers=buffers)
+    return InfillRequest(completion, warm_only=warm_only, response_fields=fields)
+
+
+def _request_data(body: bytes) -> dict[str, Any]:
+    """The body's JSON object, with no workspace path in it."""
     try:
         data = api.json_object(body)
     except ValueError as exc:
@@ -88,7 +109,11 @@ def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillReque
         api.refuse_workspace_paths(data, "")  # the server never reads a path a client names
     except api.ApiError as error:
         raise _bad(error.message) from None
-    prefix, suffix, line = _string(data, "input_prefix"), _string(data, "input_suffix"), _string(data, "prompt")
+    return data
+
+
+def _model_and_stream(data: dict[str, Any]) -> tuple[Optional[str], bool]:
+    """(model, stream) of a request, after refusing grammars and checking `n_cmpl`."""
     model = data.get("model")
     if model is not None and not isinstance(model, str):
         raise _bad("'model' must be a string")
@@ -104,16 +129,12 @@ def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillReque
     n_cmpl = data.get("n_cmpl")
     if n_cmpl is not None and (isinstance(n_cmpl, bool) or not isinstance(n_cmpl, int) or n_cmpl < 1):
         raise _bad("'n_cmpl' must be a positive integer (one completion comes back)")
+    return model, stream
 
-    try:
-        settings, language, cross_file, filename, detect, snippets = api._infill_extension(data.get("infill"), max_request_tokens)
-    except api.ApiError as error:
-        raise _bad(error.message) from None
-    chunks = _extra(data.get("input_extra"))
-    cross_file = "".join(chunks) + cross_file
-    # The chunks are also retrieval material for the request's drafts, as snippets are.
-    buffers = api.snippet_buffers(snippets) + api.snippet_buffers(chunks, "input_extra")
 
+def _sampling_settings(data: dict[str, Any], settings: dict[str, Any], max_request_tokens: int) -> bool:
+    """Check n_predict, temperature and seed into `settings` (over the `infill`
+    extension's); whether the request only warms the cache (n_predict 0)."""
     try:
         n_predict = api.token_budget(data.get("n_predict"), "n_predict", max_request_tokens)
     except ValueError as error:
@@ -132,6 +153,11 @@ def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillReque
             raise _bad("'seed' must be an integer")
         if 0 <= seed < 2**31:  # -1: random, the engine's own
             settings["seed"] = seed
+    return warm_only
+
+
+def _stop_and_fields(data: dict[str, Any]) -> tuple[tuple[str, ...], Optional[tuple[str, ...]]]:
+    """(stop sequences, response_fields) of a request."""
     try:
         stop = api._parse_stop(data.get("stop") or None, api.DIALECT_STOP_SEQUENCES)  # llama.vim sends [] for "none"
     except api.ApiError as error:
@@ -139,10 +165,7 @@ def parse_infill_request(body: bytes, *, max_request_tokens: int) -> InfillReque
     fields = data.get("response_fields")
     if fields is not None and (not isinstance(fields, list) or not all(isinstance(f, str) for f in fields)):
         raise _bad("'response_fields' must be a list of field names such as [\"content\", \"timings/predicted_n\"]")
-    completion = api.CompletionRequest(prompt=prefix + line, suffix=suffix, model=model or None, stream=stream,
-                                       stop=stop, language=language, settings=settings, cross_file=cross_file,
-                                       filename=filename, detect_language=detect, workspace_buffers=buffers)
-    return InfillRequest(completion, warm_only=warm_only, response_fields=None if fields is None else tuple(fields))
+    return stop, None if fields is None else tuple(fields)
 
 
 def _extra(value: Any) -> list[str]:
