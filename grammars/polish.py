@@ -8,6 +8,7 @@ from __future__ import annotations
 import tree_sitter as ts
 
 from .lexical import bracket_imbalance
+from .registry import LanguageSpec
 from .splice import added_errors, splice_error_balance
 from .window import Window
 
@@ -75,16 +76,7 @@ def fix_indentation(window: Window, middle: str) -> str:
     unit = file_indent_style(window.prefix_text, spec.indent_unit)
     tab = len(unit) if unit != "\t" else 4
     lines = middle.split("\n")
-
-    def convert(line: str) -> str:
-        indent = _indent_of(line)
-        if unit == "\t" and " " in indent and not indent.startswith("\t"):
-            return "\t" * (len(indent) // tab) + line[len(indent) :]
-        if unit != "\t" and "\t" in indent:
-            return indent.replace("\t", unit) + line[len(indent) :]
-        return line
-
-    lines = [lines[0]] + [convert(line) for line in lines[1:]]
+    lines = [lines[0]] + [_convert_indent(line, unit, tab) for line in lines[1:]]
 
     before_cursor = window.prefix_text.rsplit("\n", 1)
     cursor_line = before_cursor[-1]
@@ -93,8 +85,23 @@ def fix_indentation(window: Window, middle: str) -> str:
     opener_indent = _width(_indent_of(opener_line), tab)
     opens_block = any(opener_line.rstrip().endswith(o) for o in spec.block_openers)
     expected = opener_indent + (_width(unit, tab) if opens_block else 0)
+    lines = _drop_doubled_indent(lines, cursor_line, expected, tab)
+    lines = _indent_block_body(lines, cursor_line, spec, unit, tab)
+    return "\n".join(lines)
 
-    # Doubled indentation: the cursor is on a blank line already indented to `expected`.
+
+def _convert_indent(line: str, unit: str, tab: int) -> str:
+    """The line with its indentation in the file's style: tabs for a tab unit, else spaces."""
+    indent = _indent_of(line)
+    if unit == "\t" and " " in indent and not indent.startswith("\t"):
+        return "\t" * (len(indent) // tab) + line[len(indent) :]
+    if unit != "\t" and "\t" in indent:
+        return indent.replace("\t", unit) + line[len(indent) :]
+    return line
+
+
+def _drop_doubled_indent(lines: list[str], cursor_line: str, expected: int, tab: int) -> list[str]:
+    """Doubled indentation: the cursor is on a blank line already indented to `expected`."""
     if not cursor_line.strip() and cursor_line and lines[0].strip():
         extra = _indent_of(lines[0])
         if extra and _width(cursor_line, tab) >= expected:
@@ -104,8 +111,11 @@ def fix_indentation(window: Window, middle: str) -> str:
                 lines = [lines[0]] + [
                     l[len(extra) :] if l.startswith(cursor_line + extra) else l for l in lines[1:]
                 ]
+    return lines
 
-    # Under-indented body: the cursor ends a line that opens a block, the body comes next.
+
+def _indent_block_body(lines: list[str], cursor_line: str, spec: LanguageSpec, unit: str, tab: int) -> list[str]:
+    """Under-indented body: the cursor ends a line that opens a block, the body comes next."""
     current = cursor_line.rstrip()
     if current.strip() and any(current.endswith(o) for o in spec.block_openers) and len(lines) > 1:
         body = next((l for l in lines[1:] if l.strip()), None)
@@ -122,7 +132,7 @@ def fix_indentation(window: Window, middle: str) -> str:
                         break
                     shifted.append(pad + line if line.strip() else line)
                 lines = shifted
-    return "\n".join(lines)
+    return lines
 
 
 # -- the suffix's text, not repeated ----------------------------------------------------------
