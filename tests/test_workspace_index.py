@@ -136,6 +136,40 @@ def test_one_changed_or_deleted_file_is_updated_alone(workspace: Path, tmp_path:
     assert index.update_file(tmp_path / "elsewhere.py") == "outside the workspace"
 
 
+def test_an_edited_file_holds_the_rows_a_fresh_index_would(workspace: Path, tmp_path: Path) -> None:
+    # update_file rewrites only the rows an edit changed and renumbers the lines it moved:
+    # after each edit the file's rows, and what lookups return, equal a fresh index's.
+    path = workspace / "pkg" / "shop.py"
+    base = CODE.split("\n")
+    edits = [
+        ["import os", ""] + base,                                    # lines added at the top: every line moves
+        base[:2] + ["    count = 0", "", "    count += 1"] + base[2:],  # added in the middle
+        base[:1] + base[3:],                                         # removed
+        base[:1] + ["    x = " + "1" * 500] + base[1:],              # a line too long to hold: still a neighbour
+        [line.upper() for line in base],                             # every line changed
+        base + ["def again(items):"] + base[1:],                     # lines repeated
+        base,
+        ["def total(things):"] + base[1:4] + [""] + base[4:],        # a line changed, a blank line added further down
+        ["pass"] * 6,                                                # one line six times,
+        ["pass"] * 5,                                                # then five
+        [""],                                                        # emptied
+        base,                                                        # back
+    ]
+    index = open_index(workspace, tmp_path / "edited")
+    index.refresh()
+    query = "SELECT line, indent, text, key, prev, prev2, next FROM lines WHERE file = ? ORDER BY line"
+    for number, lines in enumerate(edits):
+        path.write_text("\n".join(lines))
+        assert index.update_file(path) is None
+        fresh = open_index(workspace, tmp_path / f"fresh{number}")
+        fresh.refresh()
+        assert index.db.execute(query, (index.file_id(path),)).fetchall() == fresh.db.execute(query, (fresh.file_id(path),)).fetchall()
+        for text in {line.strip() for line in lines} | {""}:
+            assert index.lines_after(text, 400) == fresh.lines_after(text, 400)
+            assert index.lines_before(text, 400) == fresh.lines_before(text, 400)
+        fresh.close()
+
+
 def test_a_corrupt_index_is_rebuilt_not_a_crash(workspace: Path, tmp_path: Path) -> None:
     index = open_index(workspace, tmp_path)
     index.refresh()

@@ -4,9 +4,14 @@
 
 FOLDER defaults to this interpreter's standard library. Prints one JSON line: files,
 lines and bytes indexed, the cold build's wall and CPU seconds and the resident memory it
-added, the re-index time of one file (median-sized and largest: what a saved or watched
-change costs), and the drafts lookup per request (p50/p99 over seeded cursors in the
-indexed files, each with its own file as the unsaved buffer).
+added, the re-index time of one changed file (the median-sized and the largest one: what a
+save or a watched change costs; wall and CPU milliseconds, medians over --repeats edits,
+each edit and its undoing timed), and the drafts lookup per request (p50/p99 over seeded
+cursors in the indexed files, each with its own file as the unsaved buffer). The edits are
+handed to the index as bytes (`_index_file(..., data=)`, everything `update_file` does but
+the disk read), never written into FOLDER: a line added in the middle (the lines below it
+move: the usual save), a line added at the top (every line moves), the file unchanged (a
+save without a change), and every line changed (a formatter run: every row rewritten).
 """
 from __future__ import annotations
 
@@ -34,10 +39,39 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+EDITS = {
+    "middle": lambda lines: lines[: len(lines) // 2] + ["    added = 1"] + lines[len(lines) // 2 :],
+    "top": lambda lines: ["import added"] + lines,
+    "unchanged": lambda lines: lines,
+    "every_line": lambda lines: [line + "  # changed" if line.strip() else line for line in lines],
+}
+
+
+def time_edits(index: WorkspaceIndex, relative: str, repeats: int) -> dict:
+    """Median wall and CPU milliseconds of re-indexing `relative` after each kind of edit."""
+    path = index.root / relative
+    st = path.stat()
+    original = path.read_bytes()
+    lines = original.decode("utf-8").split("\n")
+    out = {}
+    for edit, change in EDITS.items():
+        changed = "\n".join(change(lines)).encode("utf-8")
+        wall, cpu = [], []
+        for _ in range(repeats):
+            for data in (changed, original):  # the edit, then its undoing: each a change
+                started, cpu_started = time.perf_counter(), time.process_time()
+                index._index_file(path, relative, st.st_mtime_ns, st.st_size, index.file_id(relative), data=data)
+                wall.append((time.perf_counter() - started) * 1000)
+                cpu.append((time.process_time() - cpu_started) * 1000)
+        out[edit] = {"ms": round(statistics.median(wall), 1), "cpu_ms": round(statistics.median(cpu), 1), "max_ms": round(max(wall), 1)}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.workspace.bench_index", description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     parser.add_argument("--requests", type=int, default=500)
+    parser.add_argument("--repeats", type=int, default=5, help="timed edits of each kind per file (each undone, timed too)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as cache:
         before, cpu = rss_mb(), time.process_time()
@@ -48,13 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         files.sort()
         update_ms = {}
         for label, (size, relative) in (("median", files[len(files) // 2]), ("largest", files[-1])):
-            path = index.root / relative
-            st = path.stat()
-            started = time.perf_counter()
-            index._index_file(path, relative, st.st_mtime_ns, st.st_size, index.file_id(relative))  # what update_file does on a change
-            update_ms[label] = {"bytes": size, "ms": round((time.perf_counter() - started) * 1000, 2)}
+            update_ms[label] = {"path": relative, "bytes": size, **time_edits(index, relative, args.repeats)}
         rng = random.Random("bench-index")
-        timings = []
+        timings, cpu_timings = [], []
         for _ in range(args.requests):
             _, relative = rng.choice(files)
             text = (index.root / relative).read_text(errors="replace")
@@ -62,17 +92,23 @@ def main(argv: list[str] | None = None) -> int:
             i = rng.randrange(len(lines))
             indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
             prefix, suffix = "\n".join(lines[:i] + [indent]), "\n" + "\n".join(lines[i + 1 :])
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             drafts_for(index, prefix, suffix, filename=str(index.root / relative))
             timings.append((time.perf_counter() - started) * 1000)
+            cpu_timings.append((time.process_time() - cpu_started) * 1000)
         timings.sort()
+        cpu_timings.sort()
         print(json.dumps({
             "folder": str(index.root), "files": report.files, "lines": report.lines, "mb": round(report.bytes / 1e6, 1),
             "cold_seconds": round(report.seconds, 1), "cold_cpu_seconds": round(build_cpu, 1), "rss_added_mb": round(added, 1),
             "index_file_mb": round(os.path.getsize(index.db_path) / 1e6, 1), "update_one_file": update_ms,
             "drafts_ms": {"p50": round(statistics.median(timings), 2), "p99": round(timings[int(0.99 * (len(timings) - 1))], 2), "max": round(timings[-1], 2)},
+            "drafts_cpu_ms": {"p50": round(statistics.median(cpu_timings), 2), "p99": round(cpu_timings[int(0.99 * (len(cpu_timings) - 1))], 2)},
             "skipped": report.skipped,
         }))
+        for label, timed in update_ms.items():
+            print(f"re-index one changed file, {label} ({timed['path']}, {timed['bytes'] / 1000:.0f} kB): " + ", ".join(
+                f"{edit} {timed[edit]['ms']} ms ({timed[edit]['cpu_ms']} ms CPU)" for edit in EDITS), file=sys.stderr)
     return 0
 
 
