@@ -7,7 +7,7 @@ The whole public surface:
     Engine.next_edit(document, cursor, history, language=None, **limits) -> edits near the cursor
     engine.worker.EngineWorker(eng)           the one thread a server runs model work on
 
-Importing `engine` (or `engine.types`, `engine.text`, `engine.window`, `engine.worker`)
+Importing `engine` (or `engine.types`, `engine.text`, `engine.context_window`, `engine.healing`, `engine.worker`)
 does not import torch: the model-facing names below load on first use, so front ends
 can use the types, the settings schema and the position codec at no cost.
 """

@@ -6,14 +6,13 @@
 
 Requests are serialized by a lock (one model, one forward at a time); the context cache
 of the previous request is kept so that a keystroke re-encodes only what changed. Which
-text the model sees is decided here, from the model's trained window (engine/window.py):
+text the model sees is decided here, from the model's trained window (engine/context_window.py):
 front ends pass the whole text around the cursor, and context from other files apart.
 """
 from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Hashable, Iterator, Optional, Sequence
@@ -26,17 +25,17 @@ from engine.language import LanguageChoice, resolve_language
 from engine.next_edit.suggest import NextEditResult, next_edit
 from engine.drafts import Candidates, Verification, candidates, verify
 from engine.workspace.retrieve import Draft, WorkspaceContext
-from engine.sampler import Denoising, WorkClock, run_to_end
+from engine.context_cache import ContextCache
+from engine.context_window import ContextWindow, context_window, prefix_tail
+from engine.healing import Healing
+from engine.sampler import Denoising, Modes, Surroundings, WorkClock, run_to_end
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
-from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, SamplerSettings, SyntaxConstraint
-from engine.window import ContextWindow, HealedConstraint, completed_indentation, context_window, heal_cursor, heal_word, prefix_tail, unheal_middle, unheal_pieces
+from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, MergedEncoding, OwnPromptLayout, ReusableContext, SamplerSettings, SyntaxConstraint, WindowedConstraint
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
 SMALL_MODEL_PARAMETERS = 50_000_000  # below this many parameters one torch thread is as fast as two
-KEYED_CONTEXT_BYTES = 256 * 2**20  # memory for keyed requests' contexts (the embedded model: ~4 MB each)
-KEYED_CONTEXTS = 4096  # and at most this many (for caches that do not report their size)
 
 
 def constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
@@ -119,17 +118,13 @@ def word_ends(line: str) -> list[int]:
 class _Request:
     """What every candidate of one request shares."""
 
-    context: object  # the encoded context (the model's cache)
-    prefix: str  # the whole text before the (healed) cursor (the syntax check and the copy rule read it)
-    suffix: str
-    constraint: Optional[SyntaxConstraint]
+    around: Surroundings  # the healed prefix, the suffix, the check judging the user's text, the copy rule's tokens
+    constraint: Optional[SyntaxConstraint]  # the language's own check (the final check judges the user's text with it)
+    healing: Healing  # what was cut at the cursor, and the way back to the user's text (engine/healing.py)
     cancel: Optional[threading.Event]
     start: float  # perf_counter() at the request's start
-    copy_source: list[int]
-    healed: str = ""  # the whitespace cut from the end of the user's prefix (token healing): the user's prefix is prefix + healed
-    healed_word: bool = False  # `healed` is a word's last tokens (heal_word): the middle's first token must start with it, and it is cut off exactly
-    copy_suffix: tuple[int, ...] = ()  # the suffix's token ids, where the copy rule also looks (sampler rule 6)
     work: Optional[WorkClock] = None  # the request's own work, what its deadline counts (sampler.WorkClock)
+    line_end: bool = False  # inside a docstring being written: the middle is its first line (Modes.end_at_line_end)
 
 
 class InfillRun:
@@ -148,12 +143,14 @@ class InfillRun:
     def __init__(self, engine: "Engine", request: _Request, cfg: SamplerSettings, forwards: int, drafts: Optional[Candidates] = None) -> None:
         self.engine = engine
         self.request = request
-        last_resort = cfg.replace(left_to_right=True, end_when_valid=True, max_edit_passes=0)
+        modes = Modes(close_on_veto=CLOSE_ON_VETO, end_at_line_end=request.line_end)
+        last_resort = (cfg.replace(order="left_to_right", max_edit_passes=0), replace(modes, end_when_valid=True))
         # The third candidate (candidates >= 3) decodes without vetoes and only the final
         # check judges it: a veto of a partial canvas can steer the model into text that
         # is refused where its own unconstrained middle would have passed (docs/ladder.md).
-        free = cfg.replace(constrained=False)
-        self.schedule = [cfg] if request.constraint is None else [cfg, last_resort, free][: max(1, cfg.candidates)]
+        free = (cfg.replace(constrained=False), modes)
+        plan = [(cfg, modes), last_resort, free]
+        self.schedule: list[tuple[SamplerSettings, Modes]] = plan[:1] if request.constraint is None else plan[: max(1, cfg.candidates)]
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
@@ -171,12 +168,10 @@ class InfillRun:
         candidates' (a live client shows one sequence of passes, not `pass 1` twice), and
         its forwards and tokens written are counted on, so the request's figures (and the
         bound forwards <= written + 2, docs/sampler.md) cover every candidate."""
-        request, settings = self.request, self.schedule[self.attempt]
+        request, (settings, modes) = self.request, self.schedule[self.attempt]
         self.attempt += 1
-        run = Denoising.begin(self.engine.tokenizer, settings, request.constraint, request.prefix, request.suffix, request.copy_source, request.start, forwards, request.copy_suffix,
-                              first_text=request.healed if request.healed_word else "", first_width=self.drafts.width if self.drafts else 0)
+        run = Denoising.begin(self.engine.tokenizer, settings, request.around, request.start, forwards, modes, first_width=self.drafts.width if self.drafts else 0)
         run.step, run.written = passes_before, written
-        run.close_on_veto = CLOSE_ON_VETO
         run.work = request.work
         return run
 
@@ -205,9 +200,9 @@ class InfillRun:
         draft = self._judge_drafts(logits) if self.drafts is not None and self.verification is None else None
         self._keep(logits)
         step = self.run.advance(logits) if draft is None else self.run.adopt(*draft)
-        healed = self.request.healed
-        if healed:
-            canvas = unheal_pieces(step.canvas, healed, self.request.healed_word)
+        healing = self.request.healing
+        if healing:
+            canvas = healing.user_pieces(step.canvas)
             changes = [replace(c, text=canvas[c.position]) if c.position < len(canvas) and canvas[c.position] is not None and canvas[c.position] != step.canvas[c.position] else c for c in step.changes]
             step = replace(step, canvas=canvas, changes=changes)
         return step
@@ -238,7 +233,7 @@ class InfillRun:
             if self.drafted and index == check.kept:
                 continue  # refused already as the first candidate
             sampled = tok.decode(list(check.candidates.tokens[index][:-1]))
-            answer = unheal_middle(sampled, self.request.healed, self.request.healed_word)
+            answer = self.request.healing.user_middle(sampled)
             if self.request.constraint is None or self._checked(sampled) == answer:
                 return answer
         return None
@@ -257,20 +252,17 @@ class InfillRun:
     def _checked(self, middle: str) -> Optional[str]:
         """The middle as the user gets it (from the real cursor) if the syntax check accepts
         it, or its longest acceptable cut (`accepted_cut`); None if nothing is acceptable.
-        Judged on the user's text: a healed word's backed-off tokens come off exactly; healed
-        spaces and tabs stand for the model's (HealedConstraint), or, when that is refused
-        and the user is still typing the indentation, the rest of the model's run is kept
-        (`completed_indentation`: 3 of 8 spaces typed, the model wrote all 8)."""
-        request = self.request
-        inner = getattr(request.constraint, "inner", request.constraint)
-        user_prefix = request.prefix + request.healed
-        if request.healed_word:
-            return accepted_cut(inner, user_prefix, unheal_middle(middle, request.healed, exact=True), request.suffix)
-        accepted = accepted_cut(request.constraint, request.prefix, middle, request.suffix)
+        Judged on the user's text (`Healing.user_middle`), or, when that is refused and the
+        user is still typing the indentation, with the rest of the model's run kept
+        (`Healing.indentation_completed`: 3 of 8 spaces typed, the model wrote all 8)."""
+        request, healing = self.request, self.request.healing
+        assert request.constraint is not None
+        prefix, suffix = healing.user_prefix(request.around.prefix), request.around.suffix
+        accepted = accepted_cut(request.constraint, prefix, healing.user_middle(middle), suffix)
         if accepted is not None:
-            return unheal_middle(accepted, request.healed)
-        rest = completed_indentation(middle, request.healed)
-        return None if rest is None else accepted_cut(inner, user_prefix, rest, request.suffix)
+            return accepted
+        rest = healing.indentation_completed(middle)
+        return None if rest is None else accepted_cut(request.constraint, prefix, rest, suffix)
 
     def _judge(self, final: DenoiseStep) -> None:
         """A candidate ended: keep its (cut) middle, or start the next candidate, or answer
@@ -282,7 +274,7 @@ class InfillRun:
         result.replayed = self.replayed
         result.drafts_verified = len(self.verification.candidates.drafts) if self.verification is not None else 0
         sampled = result.middle
-        answer = unheal_middle(sampled, request.healed, request.healed_word)  # from the user's cursor
+        answer = request.healing.user_middle(sampled)  # from the user's cursor
         from_draft = self.drafted and self.attempt == 1
         if result.stop_reason != "cancelled" and request.constraint is not None:
             accepted = self._checked(sampled)
@@ -321,10 +313,10 @@ class InfillRun:
         assert result is not None
         fallback = self._draft_fallback() if not answer.strip() and result.stop_reason not in ("cancelled", "deadline") else None
         if fallback is not None:  # the model's own candidates gave nothing to show
-            answer, result.draft, result.stop_reason = fallback, "workspace", "end_of_middle"
+            answer, result.draft, result.stop_reason, result.end_rule = fallback, "workspace", "end_of_middle", "draft"
         self.seen.clear()  # answered: the kept logits are not needed any more
         self.seen_bytes = 0
-        result.middle = tidy_middle(request.prefix + request.healed, answer, request.suffix)
+        result.middle = tidy_middle(request.healing.user_prefix(request.around.prefix), answer, request.around.suffix)
         if fallback is not None:
             result.tokens = len(self.engine.tokenizer.encode(result.middle)) if result.middle else 0
         elif result.middle != sampled:  # the final check, the healing or the seams cut it: count what is returned
@@ -341,19 +333,16 @@ class InfillJob:
 
     def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None, language: LanguageChoice = LanguageChoice(None, "none"), drafts: Sequence[Draft] = ()) -> None:
         self.engine, self.suffix, self.cfg, self.constraint = engine, suffix, cfg, constraint
-        # Token healing: the model sees the prefix cut before its trailing spaces/tabs
-        # (engine/window.py: heal_cursor) and the answer is handed back relative to the
-        # real cursor (InfillRun).
-        self.prefix, self.healed = heal_cursor(prefix) if cfg.heal_cursor else (prefix, "")
-        self.healed_word = False
-        if not self.healed and cfg.heal_word and cfg.max_tokens > 0:  # inside a word: its last tokens are written again
-            self.prefix, self.healed = heal_word(prefix, engine.tokenizer)
-            self.healed_word = bool(self.healed)
+        # Token healing: the model sees the prefix cut before its trailing spaces/tabs or
+        # inside a word's last tokens (engine/healing.py), and the answer is handed back
+        # relative to the real cursor (InfillRun).
+        self.prefix, self.healing = Healing.at_cursor(prefix, engine.tokenizer, whitespace=cfg.heal_cursor, word=cfg.heal_word and cfg.max_tokens > 0)
         self.cancel, self.cross_file, self.cache_key, self.language = cancel, cross_file, cache_key, language
         self.drafts = tuple(drafts)  # lines the workspace proposes, judged by the first pass (engine/drafts.py)
         self.run: Optional[InfillRun] = None
         self.reused = 0
         self.work = WorkClock()  # this request's own work: its calls below, and its share of passes shared with others (`charge`)
+        self._context: object = None  # the encoded context (the model's cache), once encoded
         self._window: object = None  # its syntax checks' window, held while it runs (grammars/window.py WindowCache)
         self._pending: Optional[tuple[list[int], list[int], object]] = None  # (prefix ids, suffix ids, reusable cache) until the first pass encodes them
 
@@ -369,27 +358,28 @@ class InfillJob:
     def _prepare(self) -> None:
         engine, cfg, start = self.engine, self.cfg, time.perf_counter()
         prefix_ids, suffix_ids = engine.context_ids(self.prefix, self.suffix, self.cross_file, cfg)
-        old, self.reused = engine._reusable(prefix_ids, suffix_ids, self.cache_key)
+        old, self.reused = engine.contexts.reusable(prefix_ids, suffix_ids, self.cache_key)
         fresh = self.reused < len(prefix_ids) + len(suffix_ids)
-        context: object = None
-        if fresh and hasattr(engine.model, "encode_with_canvas"):
+        if fresh and isinstance(engine.model, MergedEncoding):
             self._pending = (prefix_ids, suffix_ids, old)  # encoded by the first pass
         else:
-            context = engine._encode(prefix_ids, suffix_ids, old, self.cache_key)
-        # A healed request's syntax checks judge the text the user gets (HealedConstraint).
-        constraint = HealedConstraint(self.constraint, self.healed, self.healed_word) if self.constraint is not None and self.healed else self.constraint
-        copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
-        request = _Request(context, self.prefix, self.suffix, constraint, self.cancel, start, engine._copy_source(self.prefix, prefix_ids, cfg), self.healed, self.healed_word, copy_suffix, self.work)
-        hold = getattr(self.constraint, "hold", None)
-        self._window = hold(self.prefix + self.healed, self.suffix) if hold is not None else None
-        in_string = getattr(self.constraint, "in_string", None)
-        if cfg.constrained and in_string is not None and in_string(self.prefix + self.healed, self.suffix):
+            self._context = engine.model.encode_context(prefix_ids, suffix_ids, reuse=old)
+            engine.contexts.remember(self._context, self.cache_key)
+        user_prefix = self.healing.user_prefix(self.prefix)
+        line_end = False
+        if isinstance(self.constraint, WindowedConstraint):
+            self._window = self.constraint.hold(user_prefix, self.suffix)
             # Inside a docstring being written: prose has no end the model is sure of, and a
             # middle that stays in the string is judged inert (grammars/window.py), so the
             # suggestion is the rest of the line.
-            cfg = cfg.replace(end_at_line_end=True)
+            line_end = cfg.constrained and self.constraint.in_string(user_prefix, self.suffix)
+        copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
+        # A healed request's partial checks judge the text the user gets (HealedConstraint).
+        checks = self.healing.judging(self.constraint) if self.constraint is not None else None
+        around = Surroundings(self.prefix, self.suffix, checks, engine.copy_source(self.prefix, prefix_ids, cfg), copy_suffix, self.healing.first_text)
+        request = _Request(around, self.constraint, self.healing, self.cancel, start, self.work, line_end)
+        found = candidates(engine.tokenizer, self.drafts, self.healing.removed, cfg.block_size, cfg.max_tokens) if self.drafts else None
         # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
-        found = candidates(engine.tokenizer, self.drafts, self.healed, cfg.block_size, cfg.max_tokens) if self.drafts else None
         self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0, drafts=found)
 
     @property
@@ -406,12 +396,12 @@ class InfillJob:
         model = self.engine.model
         with self.work:
             if self._pending is None:
-                return model.canvas_logits(self.context, canvas.unsqueeze(0))[0]
+                return model.canvas_logits(self._context, canvas.unsqueeze(0))[0]
+            assert isinstance(model, MergedEncoding)
             prefix_ids, suffix_ids, old = self._pending
-            context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, canvas.unsqueeze(0), reuse=old)
+            self._context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, canvas.unsqueeze(0), reuse=old)
         self._pending = None
-        self.run.request = replace(self.run.request, context=context)
-        self.engine._remember(context, self.cache_key)
+        self.engine.contexts.remember(self._context, self.cache_key)
         return logits[0]
 
     def charge(self, seconds: float) -> None:
@@ -422,7 +412,7 @@ class InfillJob:
     @property
     def context(self) -> object:
         assert self.run is not None, "prepare() first"
-        return self.run.request.context
+        return self._context
 
     def canvas_ids(self) -> Optional[list[int]]:
         assert self.run is not None, "prepare() first"
@@ -444,9 +434,8 @@ class InfillJob:
         result.ms = (time.perf_counter() - run.request.start) * 1000
         result.work_ms = self.work() * 1000
         self._window = None  # answered: its window may leave the cache
-        release = getattr(run.request.context, "release_scratch", None)
-        if release is not None:  # a context kept for reuse should not hold a batched pass's buffers
-            release()
+        if isinstance(self._context, ReusableContext):  # a context kept for reuse should not hold a batched pass's buffers
+            self._context.release_scratch()
         return DenoiseStep(final.step, final.canvas, [], result.forwards, result.ms, result=result)
 
 
@@ -459,12 +448,8 @@ class Engine:
         self.info = info or {}
         self.device = device
         self.settings = SamplerSettings()
-        self._lock = threading.Lock()
-        self._context_cache: object = None  # the last request's context
-        # Contexts of keyed requests (a live session, an editor's document), least recently
-        # used first, with their sizes: many users at once each keep their own cache.
-        self._keyed_contexts: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
-        self._keyed_bytes = 0
+        self.lock = threading.Lock()  # one model, one forward at a time: every request and batched pass holds it
+        self.contexts = ContextCache()  # encoded contexts kept for reuse (the last one, and keyed requests')
         self._last_encoded: Optional[tuple[str, list[int]]] = None  # see _encode_text
 
     # ------------------------------------------------------------------ requests
@@ -494,11 +479,11 @@ class Engine:
         cross_ids = tok.encode(window.cross_file)[: int(room * cfg.cross_file_share)] if window.cross_file else []
         keep = room - len(cross_ids)
         prefix_ids = cross_ids + (self._encode_text(window.prefix)[-keep:] if keep > 0 else [])
-        if tok.bos_id is not None and not getattr(self.model, "lays_out_prompt", False):
+        if tok.bos_id is not None and not isinstance(self.model, OwnPromptLayout):
             prefix_ids = [tok.bos_id] + prefix_ids  # family adapters add their own layout's tokens
         return prefix_ids, tok.encode(window.suffix)[: cfg.suffix_tokens]
 
-    def _copy_source(self, prefix: str, prefix_ids: list[int], settings: SamplerSettings) -> list[int]:
+    def copy_source(self, prefix: str, prefix_ids: list[int], settings: SamplerSettings) -> list[int]:
         """The tokens the copy rule looks in: a longer stretch of the prefix than the
         model's window when `copy_context_tokens` asks for one (it costs a tokenizer call,
         not model time)."""
@@ -548,7 +533,7 @@ class Engine:
         With a syntax constraint, a middle the final check refuses is written again by
         the next model candidate (InfillRun)."""
         job = self.job(prefix, suffix, language, cancel, cross_file=cross_file, cache_key=cache_key, filename=filename, detect_language=detect_language, workspace=workspace, **settings)
-        with self._lock:
+        with self.lock:
             job.prepare()
             while (ids := job.canvas_ids()) is not None:
                 yield job.advance(job.forward(torch.tensor(ids, dtype=torch.long, device=self.device)))
@@ -561,63 +546,20 @@ class Engine:
     def next_edit(self, document: str, cursor: Any, history: Any = None, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **limits: Any) -> NextEditResult:
         """Suggested edits near `cursor` from the user's recent edits (engine/next_edit/),
         serialized with infill requests (one model, one forward at a time)."""
-        with self._lock:
+        with self.lock:
             return next_edit(self, document, cursor, history, language=language, cancel=cancel, **limits)
 
     def forget_context(self) -> None:
-        """Drop the cached context: the next request encodes its context from scratch
+        """Drop the cached contexts: the next request encodes its context from scratch
         (benchmarks time cold requests this way)."""
-        with self._lock:
-            self._context_cache = None
-            self._keyed_contexts.clear()
-            self._keyed_bytes = 0
+        with self.lock:
+            self.contexts.clear()
 
     def drop_context(self, key: Hashable) -> None:
         """Forget `key`'s cached context: its session or document closed, nothing will reuse
         it (the engine worker calls this between passes; see EngineWorker.forget)."""
-        with self._lock:
-            entry = self._keyed_contexts.pop(key, None)
-            if entry is not None:
-                self._keyed_bytes -= entry[1]
-
-    def _reusable(self, prefix_ids: list[int], suffix_ids: list[int], key: Optional[Hashable] = None) -> tuple[object, int]:
-        """The cached context a request can build on (a keyed request: its key's previous
-        one only, never another key's, so that a batch line's or a session's answer does
-        not depend on which request ran before it (issue 35); an unkeyed one: the previous
-        request's) and how many of its context tokens it keeps exactly: the common token
-        prefix, and the suffix when it is unchanged."""
-        old = self._context_cache if key is None else self._keyed_contexts.get(key, (None, 0))[0]
-        reused = 0
-        if old is not None and hasattr(old, "prefix_ids"):
-            limit = min(len(old.prefix_ids), len(prefix_ids))
-            while reused < limit and old.prefix_ids[reused] == prefix_ids[reused]:
-                reused += 1
-            if old.suffix_ids == suffix_ids:
-                reused += len(suffix_ids)
-        return old, reused
-
-    def _encode(self, prefix_ids: list[int], suffix_ids: list[int], old: object, key: Optional[Hashable] = None) -> object:
-        """Encode the context on its own pass, reusing `old` where exact (`_reusable`)."""
-        context = self.model.encode_context(prefix_ids, suffix_ids, reuse=old)
-        self._remember(context, key)
-        return context
-
-    def _remember(self, context: object, key: Optional[Hashable] = None) -> None:
-        """The newest context is what the next request builds on; a keyed one is kept for its key."""
-        self._context_cache = context
-        if key is not None:
-            self._keep_context(key, context)
-
-    def _keep_context(self, key: Hashable, context: object) -> None:
-        """Remember a keyed request's context, forgetting the least recently used ones
-        beyond KEYED_CONTEXT_BYTES (or KEYED_CONTEXTS entries)."""
-        if key in self._keyed_contexts:
-            self._keyed_bytes -= self._keyed_contexts.pop(key)[1]
-        size = int(getattr(context, "nbytes", 0))
-        self._keyed_contexts[key] = (context, size)
-        self._keyed_bytes += size
-        while len(self._keyed_contexts) > 1 and (self._keyed_bytes > KEYED_CONTEXT_BYTES or len(self._keyed_contexts) > KEYED_CONTEXTS):
-            self._keyed_bytes -= self._keyed_contexts.popitem(last=False)[1][1]
+        with self.lock:
+            self.contexts.forget(key)
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model_name, "model_dir": str(self.model_dir) if self.model_dir else None, "device": self.device, "settings": asdict(self.settings), **self.info}
@@ -684,5 +626,5 @@ def load(
     from engine import families
 
     model, tokenizer, info = families.load_family_model(path, device=device, dtype=dtype, quantization=quantization, cache_policy=cache_policy)
-    _set_threads(threads, sum(p.numel() for p in model.parameters()) if hasattr(model, "parameters") else SMALL_MODEL_PARAMETERS)
+    _set_threads(threads, sum(p.numel() for p in model.parameters()) if isinstance(model, torch.nn.Module) else SMALL_MODEL_PARAMETERS)
     return Engine(model, tokenizer, model_dir=path, name=info.get("family", path.name), info=info, device=device)

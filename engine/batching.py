@@ -29,7 +29,7 @@ from typing import Callable, Optional, TypeVar
 import torch
 
 from engine.protocols import BatchingEngine, BatchJob
-from engine.types import DEFAULT_MAX_BATCH, DenoiseStep, InfillError, InfillResult, model_failure
+from engine.types import DEFAULT_MAX_BATCH, DenoiseStep, InfillError, InfillResult, PackedPasses, model_failure
 
 log = logging.getLogger("infill.batching")
 T = TypeVar("T")
@@ -129,7 +129,7 @@ class BatchRunner:
     def run_pass(self) -> int:
         """Admit joiners, run one forward over every unfinished canvas, advance each request.
         Returns the number of canvases in the pass."""
-        with self.engine._lock:
+        with self.engine.lock:
             self._admit()
             ready = self._collect()
             for ticket, logits in zip(ready, self._forward(ready)):
@@ -176,17 +176,14 @@ class BatchRunner:
         canvases = [torch.tensor(t.canvas, dtype=torch.long, device=device) for t in ready]
         logits: list[Optional[torch.Tensor]] = [None] * len(ready)
         packed = [i for i, t in enumerate(ready) if not t.job.encodes_on_first_pass and len(t.canvas) >= PACKED_MIN_ROWS]
-        many = getattr(model, "canvas_logits_many", None)
-        if many is not None and len(packed) > 1:
+        if isinstance(model, PackedPasses) and len(packed) > 1:
             try:
                 started = time.perf_counter()
-                outs = many([ready[i].job.context for i in packed], [canvases[i] for i in packed])
+                outs = model.canvas_logits_many([ready[i].job.context for i in packed], [canvases[i] for i in packed])
                 seconds, rows = time.perf_counter() - started, sum(len(ready[i].canvas) for i in packed)
                 for i, out in zip(packed, outs):
                     logits[i] = out
-                    charge = getattr(ready[i].job, "charge", None)
-                    if charge is not None:
-                        charge(seconds * len(ready[i].canvas) / max(1, rows))
+                    ready[i].job.charge(seconds * len(ready[i].canvas) / max(1, rows))
             except Exception:
                 log.exception("batched pass failed; running its requests one by one")
         for i, (ticket, canvas) in enumerate(zip(ready, canvases)):

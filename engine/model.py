@@ -257,7 +257,10 @@ class LayerKV:
 
 
 @dataclass
-class ContextCache:
+class EncodedContext:
+    """One request's encoded context: the ids it encoded and each layer's keys and values
+    (an engine.types.ReusableContext; engine/context_cache.py keeps them for reuse)."""
+
     prefix_ids: list[int]
     suffix_ids: list[int]
     layers: list[LayerKV]
@@ -288,7 +291,7 @@ class ContextCache:
         self._slots_for, self._slots = -1, None
 
 
-def _kept_prefix(reuse: Optional["ContextCache"], prefix_ids: list[int]) -> int:
+def _kept_prefix(reuse: Optional["EncodedContext"], prefix_ids: list[int]) -> int:
     """How many leading prefix tokens a cached context still holds exactly (the prefix is
     causal: its keys up to the first changed token stay valid)."""
     keep = 0
@@ -418,7 +421,7 @@ class InfillTransformer(nn.Module):
 
     # ------------------------------------------------------------- inference form
     @torch.no_grad()
-    def encode_context(self, prefix_ids: list[int], suffix_ids: list[int], reuse: Optional[ContextCache] = None) -> ContextCache:
+    def encode_context(self, prefix_ids: list[int], suffix_ids: list[int], reuse: Optional[EncodedContext] = None) -> EncodedContext:
         """Keys and values of the context, reusing `reuse` where it is still exact.
 
         Prefix: causal, so the longest common token prefix with the cached one is kept
@@ -471,13 +474,13 @@ class InfillTransformer(nn.Module):
 
                 xs = block(xs, scos, ssin, attend_suffix, rotate_keys=False)
             layers.append(LayerKV(pk, pv, sk, sv))
-        return ContextCache(list(prefix_ids), list(suffix_ids), layers)
+        return EncodedContext(list(prefix_ids), list(suffix_ids), layers)
 
     @torch.no_grad()
-    def encode_with_canvas(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[ContextCache] = None) -> tuple[ContextCache, torch.Tensor]:
+    def encode_with_canvas(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[EncodedContext] = None) -> tuple[EncodedContext, torch.Tensor]:
         """`encode_context` and the first `canvas_logits` in one forward pass.
 
-        canvas_ids: (1, N) -> (the ContextCache, (1, N, V) logits), equal to
+        canvas_ids: (1, N) -> (the EncodedContext, (1, N, V) logits), equal to
         `canvas_logits(encode_context(prefix_ids, suffix_ids, reuse), canvas_ids)` up to
         float rounding (a matmul over more rows may sum in another order).
 
@@ -501,11 +504,11 @@ class InfillTransformer(nn.Module):
             x, layer, sk_canvas = self._canvas_pass_layer(run, block, x, old, last=i == len(self.blocks) - 1)
             layers.append(layer)
             rotated_suffix.append(sk_canvas)
-        cache = ContextCache(list(prefix_ids), list(suffix_ids), layers)
+        cache = EncodedContext(list(prefix_ids), list(suffix_ids), layers)
         cache._rotated_for, cache._rotated = len(prefix_ids) + N, rotated_suffix  # the next pass of this canvas size reuses them
         return cache, self.logits(self.final_norm(x))
 
-    def _canvas_pass_rows(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[ContextCache]) -> _CanvasPass:
+    def _canvas_pass_rows(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[EncodedContext]) -> _CanvasPass:
         """`encode_with_canvas`'s packed rows [prefix tail | fresh suffix | canvas], embedded,
         with their RoPE tables and the prefix tail's causal mask."""
         N = canvas_ids.shape[1]
@@ -569,7 +572,7 @@ class InfillTransformer(nn.Module):
         outs.append(canvas_out)
         return block.output_step(block, x, torch.cat(outs, dim=2)), layer, sk_canvas
 
-    def _rotated_suffix_keys(self, cache: ContextCache, start: int) -> list[torch.Tensor]:
+    def _rotated_suffix_keys(self, cache: EncodedContext, start: int) -> list[torch.Tensor]:
         """Suffix keys rotated to absolute positions start..start+S-1, memoised per start."""
         if cache._rotated_for != start or cache._rotated is None:
             device = self.embed.weight.device
@@ -586,7 +589,7 @@ class InfillTransformer(nn.Module):
         return cache._rotated
 
     @torch.no_grad()
-    def canvas_logits(self, cache: ContextCache, canvas_ids: torch.Tensor) -> torch.Tensor:
+    def canvas_logits(self, cache: EncodedContext, canvas_ids: torch.Tensor) -> torch.Tensor:
         """Logits for every canvas position given the cached context.
 
         canvas_ids: (B, N) — B canvases sharing one context (candidates). -> (B, N, V)
@@ -623,7 +626,7 @@ class InfillTransformer(nn.Module):
         return self.logits(self.final_norm(x))
 
     @torch.no_grad()
-    def canvas_logits_many(self, caches: Sequence[ContextCache], canvases: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    def canvas_logits_many(self, caches: Sequence[EncodedContext], canvases: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """canvas_logits for several requests at once, each against its own cached context.
 
         canvases[i]: (N_i,) ids -> [(N_i, V)], equal to canvas_logits(caches[i],
@@ -662,7 +665,7 @@ class InfillTransformer(nn.Module):
         logits = self.packed_pass(torch.cat(list(canvases)), torch.cat(positions), attend_each)[0]  # (R, V)
         return [logits[span] for span in spans]
 
-    def _canvas_slots(self, cache: ContextCache, n: int) -> list[CanvasSlot]:
+    def _canvas_slots(self, cache: EncodedContext, n: int) -> list[CanvasSlot]:
         """Per layer, keys and values laid out as canvas_logits concatenates them, [suffix
         rotated to P+n | prefix | n canvas rows], built once per canvas size: each pass
         then writes only its n canvas rows in place of concatenating the whole context."""

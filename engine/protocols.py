@@ -57,16 +57,18 @@ class BatchJob(Protocol):
 
     def final_step(self) -> "DenoiseStep": ...
 
+    def charge(self, seconds: float) -> None: ...  # count seconds of a packed forward as this job's own work
+
 
 @runtime_checkable
 class BatchingEngine(StreamingEngine, Protocol):
     """An engine whose requests can share forward passes (engine.api.Engine): BatchRunner
-    builds its jobs with `job`, runs `model` on `device` under `_lock` (the engine's one
+    builds its jobs with `job`, runs `model` on `device` under `lock` (the engine's one
     lock: one forward at a time), and the worker drops a finished key's cached context."""
 
     model: Any
     device: Any
-    _lock: ContextManager[Any]
+    lock: ContextManager[Any]
 
     def job(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, filename: Optional[str] = None, detect_language: bool = False, **settings: Any) -> BatchJob: ...
 

@@ -4,22 +4,26 @@ One request runs `denoise()`, a generator that yields a DenoiseStep per forward 
 is a driver over small steps, one function each (the way gpt-fast splits prefill /
 decode-one / decode-n): the model's forward pass over the canvas, then `predict` (its
 logits as the pass's probabilities), the pass's decisions in `denoise_pass` —
-`propose` -> `constrain` -> `commit` -> `edit` — and `grow` (a new block of masks, or the
-reason to stop). The running state of one request is a `Denoising`: it hands out the
-canvas (`canvas_ids`) and takes the model's logits for it (`advance`), so the forward
-pass stays with the caller, which may run one forward for several requests. The rules:
+end? -> `propose` -> `constrain` -> `commit` -> copy run -> end? -> `edit` — and `grow` (a
+new block of masks, or the reason to stop). The running state of one request is a
+`Denoising`: it hands out the canvas (`canvas_ids`) and takes the model's logits for it
+(`advance`), so the forward pass stays with the caller, which may run one forward for
+several requests. Where the middle ends is decided in engine/ending.py (`decide_end`, at
+the two "end?" points of every pass); the copy rules live in engine/copying.py; the
+table of every decision and its one function is docs/sampler.md ("Where each decision is
+made"). The rules:
 
 1. The context (prefix, suffix) is encoded once; every pass then computes only the
    canvas rows against the cached keys/values (exact for the embedded model, see
    model.py).
-2. Each pass commits, among masked positions, every prediction whose probability is at
-   least `confidence_threshold`, and always at least the most confident one
-   (Fast-dLLM's threshold rule), so a pass never stalls. With `contiguous` (the default)
-   the positions must form a run in text order: the first masked position always
-   commits, and the positions right after it join while each is that sure. On the dev
-   set this was as good as one token per pass and better than committing sure tokens
-   anywhere, which lets a small model fix a far token before the text leading to it
-   (docs/sampler.md).
+2. Each pass commits, among masked positions, by `SamplerSettings.order`: "contiguous"
+   (the default) the first masked position always, and the positions right after it
+   while each is at least `confidence_threshold` sure (text order, several per pass; on
+   the dev set as good as one token per pass and better than committing sure tokens
+   anywhere, which lets a small model fix a far token before the text leading to it,
+   docs/sampler.md); "confidence" every prediction at least that sure, anywhere, and
+   always the most confident one (Fast-dLLM's threshold rule); "left_to_right" only the
+   first masked position. So a pass never stalls.
 3. Length is found by the model: a canvas position may hold the end-of-middle token
    (EOM). An EOM may only be committed at the *first* masked position, i.e. when every
    position before it already holds text; it then closes the canvas (all later
@@ -34,35 +38,40 @@ pass stays with the caller, which may run one forward for several requests. The 
 5. A syntax constraint (grammars/) may veto commits: proposals are checked as a batch
    and, if the batch is refused, one at a time in confidence order, each falling back
    to its next-best token (a refused EOM too: it falls back to text); a position whose
-   candidates are all refused stays masked. If every proposal of a pass is refused, the
-   same pass's probabilities are searched in text order (the first masked position's
-   top tokens, then the next positions') before another forward pass is spent; only if
-   that fails too is the most confident proposal committed anyway, and (the engine's
-   candidates, `close_on_veto`) after one such forced token the middle closes instead,
-   for the final check (accept_final) to judge. So every pass that reads a masked
-   position commits at least one token (an end of middle counts), by construction, and
-   a request's forward passes stay within the tokens it wrote + 2 (docs/sampler.md).
-6. Copying from the context (`copy_weight` > 0): code repeats itself. At the first masked
-   position, whose left side is all text, the longest run of the last 2-4 tokens that also
-   occurs in the prefix proposes the token that followed it there; that guess is mixed into
-   the model's probabilities with weight `copy_weight` (a pointer-style mixture, computed
-   from token ids, no extra forward pass). Not right after a newline of the middle.
-7. Runs extended by copies (`copy_run_top` > 0): after a pass's commits, the masked
-   positions right after them take the copy guess (rule 6, continued token by token) while
-   it is among the model's `copy_run_top` most likely tokens at that position in this
-   pass's probabilities and the constraint allows it. Two independent guesses agreeing
-   stand in for the confidence a small model rarely has beyond the first masked position:
-   on the dev set the same exact match in 12% fewer forwards (docs/sampler.md). And when
-   the pass's text then ends with a newline (`end_after_newline`), an end of middle that
-   is the model's best guess at the next position closes the middle in the same pass: a
-   line's end is where a completion most often stops, and waiting a pass for the end to
-   be 0.9 sure cost a forward per middle (8% of the dev set's, the same exact match).
-8. The suffix's closer (`end_at_closer`): when the suffix goes on with a closing bracket
-   or quote and the model's best token at the first masked position starts with that same
-   character, the model is about to write what the file already has (`read_lines(path` +
-   `)` before the suffix's `)`); if the text so far passes the final check, the middle
-   ends there instead. Mid-line, inside a call's brackets, this cut the passes by a
-   quarter with the same exact match (docs/sampler.md).
+   candidates are all refused stays masked. Candidates are enumerated from the pass's
+   probabilities and a token of probability 0 is never one (a healed word's first
+   position may hold only tokens that write the word: `first_allowed`). If every
+   proposal of a pass is refused, the same pass's probabilities are searched in text
+   order (the first masked position's top tokens, then the next positions') before
+   another forward pass is spent; only if that fails too is the most confident proposal
+   committed anyway, and (the engine's candidates, `Modes.close_on_veto`) after one such
+   forced token the middle closes instead, for the final check (accept_final) to judge.
+   So every pass that reads a masked position commits at least one token (an end of
+   middle counts), by construction, and a request's forward passes stay within the
+   tokens it wrote + 2 (docs/sampler.md).
+6. Copying from the context (`copy_weight` > 0, engine/copying.py): code repeats itself.
+   At the first masked position, whose left side is all text, the longest run of the last
+   2-4 tokens that also occurs in the prefix proposes the token that followed it there;
+   that guess is mixed into the model's probabilities with weight `copy_weight` (a
+   pointer-style mixture, computed from token ids, no extra forward pass). Not right
+   after a newline of the middle.
+7. Runs extended by copies (`copy_run_top` > 0, contiguous order): after a pass's
+   commits, the masked positions right after them take the copy guess (rule 6, continued
+   token by token) while it is among the model's `copy_run_top` most likely tokens at
+   that position in this pass's probabilities and the constraint allows it. Two
+   independent guesses agreeing stand in for the confidence a small model rarely has
+   beyond the first masked position: on the dev set the same exact match in 12% fewer
+   forwards (docs/sampler.md). And when the pass's text then ends with a newline
+   (`end_after_newline`), an end of middle that is the model's best guess at the next
+   position closes the middle in the same pass (engine/ending.py, `newline`): a line's
+   end is where a completion most often stops, and waiting a pass for the end to be 0.9
+   sure cost a forward per middle (8% of the dev set's, the same exact match).
+8. The suffix's closer (`end_at_closer`, engine/ending.py `closer`): when the suffix goes
+   on with a closing bracket or quote and the model's best token at the first masked
+   position starts with that same character, the model is about to write what the file
+   already has (`read_lines(path` + `)` before the suffix's `)`); if the text so far
+   passes the final check, the middle ends there instead. Mid-line, inside a call's
+   brackets, this cut the passes by a quarter with the same exact match (docs/sampler.md).
 """
 from __future__ import annotations
 
@@ -73,14 +82,15 @@ from typing import Callable, Collection, Iterator, Optional, Sequence
 
 import torch
 
+from engine.copying import CopyIndex, copy_mix, extend_by_copy
+from engine.ending import JUDGED_WHOLE, End, close, decide_end, first_line
 from engine.tokenizer import Tokenizer
 from engine.types import CanvasChange, DenoiseStep, DenoisingModel, InfillResult, SamplerSettings, SyntaxConstraint
 
 FALLBACK_TOKENS = 3  # next-best tokens tried for a position whose best commit is vetoed
 SEARCH_TOKENS = 8  # tokens tried per masked position when a whole pass is vetoed (rule 5)
 SEARCH_POSITIONS = 4  # masked positions, in text order, that search tries before forcing
-FORCED_BEFORE_CLOSING = 1  # with close_on_veto: refused tokens forced (per candidate) before the middle closes instead (tuned on dev, docs/sampler.md)
-ENDING_TOKENS = 24  # tokens tried as the last one of a middle by the end_when_valid candidate
+FORCED_BEFORE_CLOSING = 1  # with Modes.close_on_veto: refused tokens forced (per candidate) before the middle closes instead (tuned on dev, docs/sampler.md)
 
 
 @dataclass
@@ -150,24 +160,25 @@ class CanvasState:
             self.ids[pos] = token
 
 
-def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, left_to_right: bool = False, contiguous: bool = False, end_in_run: bool = False, best: Optional[tuple[list[float], list[int]]] = None) -> list[Proposal]:
+def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, order: str = "confidence", end_in_run: bool = False, best: Optional[tuple[list[float], list[int]]] = None) -> list[Proposal]:
     """Commits for this pass, most confident first (see module docstring, rules 2-3).
 
-    probs: (N, V) probabilities for every canvas position. With `left_to_right` only the
-    first masked position may commit (one token per pass, in text order). With
-    `contiguous` the first masked position always commits and the masked positions right
-    after it join while each is at least `threshold` sure: text order, several per pass;
-    with `end_in_run` the run may end with an end-of-middle that is that sure.
+    probs: (N, V) probabilities for every canvas position. `order` (SamplerSettings.order):
+    "left_to_right": only the first masked position commits (one token per pass, in text
+    order); "contiguous": the first masked position always commits and the masked
+    positions right after it join while each is at least `threshold` sure (text order,
+    several per pass; with `end_in_run` the run may end with an end-of-middle that is that
+    sure); "confidence": every masked position at least `threshold` sure, anywhere.
     `best`: _best_per_position(probs), when the caller has it already."""
     tok = canvas.tok
     masked = canvas.masked_positions()
     if not masked:
         return []
     first = masked[0]
-    if left_to_right:
+    if order == "left_to_right":
         masked = [first]
     conf, pred = best or _best_per_position(probs)
-    if contiguous and not left_to_right:
+    if order == "contiguous":
         return _contiguous_run(probs, canvas, conf, pred, threshold, end_in_run)
     eligible: list[Proposal] = []
     for pos in masked:
@@ -278,13 +289,16 @@ def _first_allowed(
     constraint allows (None if none is), and how many were refused on the way."""
     tok = canvas.tok
     ends_here = canvas.end_allowed(position)
+    row = probs[position]
     def writable(t: int) -> bool:
         # Never the mask (it would commit nothing) nor another special token; an end only
-        # where the ordering rule allows it.
-        return t == tok.eom_id and ends_here or t not in tok.special_ids
+        # where the ordering rule allows it; never a token of probability 0 (barred: a
+        # healed word's first position, an end when `allow_end` is off), whatever the
+        # constraint says of the others.
+        return (t == tok.eom_id and ends_here or t not in tok.special_ids) and float(row[t]) > 0
 
     candidates = [best] if writable(best) else []
-    for t in probs[position].topk(min(probs.shape[-1], fallbacks + 3)).indices.tolist():
+    for t in row.topk(min(probs.shape[-1], fallbacks + 3)).indices.tolist():
         if t != best and writable(t):
             candidates.append(int(t))
     refused = 0
@@ -321,168 +335,6 @@ def _forced(proposals: list[Proposal], probs: torch.Tensor, canvas: CanvasState)
     return alone if alone is not None else _best_text(probs, canvas.masked_positions()[0], canvas.tok.mask_id)
 
 
-def _valid_ending(probs: torch.Tensor, canvas: CanvasState, constraint: SyntaxConstraint, prefix: str, suffix: str) -> Optional[Proposal]:
-    """The most likely of the first masked position's top ENDING_TOKENS tokens after which
-    the middle, closed right there, is complete and valid (`accept_complete`); None if
-    none is. Used by the last-resort candidate (settings.end_when_valid): the shortest
-    valid middle the model itself proposes, instead of no suggestion at all."""
-    tok = canvas.tok
-    masked = canvas.masked_positions()
-    first = masked[0]
-    if first != len(canvas.middle_ids()):
-        return None  # only for text written left to right, with nothing masked before it
-    written = canvas.middle_ids()
-    top = probs[first].topk(min(probs.shape[-1], ENDING_TOKENS))
-    for p, t in zip(top.values.tolist(), top.indices.tolist()):
-        if t in tok.special_ids:
-            continue
-        middle = tok.decode(written + [t])
-        if middle.strip() and constraint.accept_complete(prefix, middle, suffix):
-            return Proposal(first, int(t), float(p))
-    return None
-
-
-def _close_with(canvas: CanvasState, last: Proposal, max_tokens: int) -> list[CanvasChange]:
-    """Commit `last` and an end of middle right after it (growing the canvas by one if full)."""
-    canvas.commit(last.position, last.token)
-    changes = [CanvasChange(last.position, canvas.tok.piece(last.token), last.confidence, "commit")]
-    end = last.position + 1
-    if end >= canvas.size and canvas.size < max_tokens:
-        canvas.grow(1)
-    if end < canvas.size:
-        canvas.commit(end, canvas.tok.eom_id)
-        changes.append(CanvasChange(end, "", 1.0, "end"))
-    return changes
-
-
-COPY_NGRAMS = (4, 3, 2)  # context lengths tried by the copy guess, longest first
-
-
-class CopyIndex:
-    """For each 2-4 token run of the prefix, the token that followed its latest occurrence;
-    runs the prefix lacks are looked up in `also` (the suffix: code after the cursor repeats
-    names and calls too; on the dev lines exact match 8.5% -> 9.0%, docs/sampler.md)."""
-
-    def __init__(self, source: Sequence[int], special: frozenset[int], also: Sequence[int] = ()) -> None:
-        self.source = list(source)
-        self.next: dict[tuple[int, ...], int] = {}
-        for tokens in (list(also), self.source):  # the prefix's entries win
-            for n in COPY_NGRAMS:  # later occurrences overwrite earlier ones
-                runs = zip(*(tokens[i : len(tokens) - n + i] for i in range(n)))
-                self.next.update({run: following for run, following in zip(runs, tokens[n:]) if following not in special})
-
-    def guess(self, left: Sequence[int]) -> Optional[int]:
-        for n in COPY_NGRAMS:
-            if len(left) >= n:
-                token = self.next.get(tuple(left[-n:]))
-                if token is not None:
-                    return token
-        return None
-
-
-def _copy_mix(probs: torch.Tensor, canvas: CanvasState, index: CopyIndex, weight: float) -> None:
-    masked = canvas.masked_positions()
-    if not masked:
-        return
-    first = masked[0]
-    if first > 0 and "\n" in canvas.tok.piece(canvas.ids[first - 1]):
-        # A middle's new line is where it most often should end or turn; copying there
-        # measurably ran middles on into the context's next line (docs/sampler.md).
-        return
-    token = index.guess((index.source[-COPY_NGRAMS[0]:] + canvas.ids[:first])[-COPY_NGRAMS[0]:])
-    if token is not None:
-        probs[first] *= 1.0 - weight
-        probs[first, token] += weight
-
-
-def _after_written(canvas: CanvasState, changes: list[CanvasChange]) -> Optional[int]:
-    """The position right after this pass's last commit when it is still masked and all
-    text before it is written (rule 7 reads the text to its left), else None."""
-    commits = [c.position for c in changes if c.kind == "commit"]
-    if not commits or canvas.end() is not None:
-        return None
-    position = max(commits) + 1
-    if position >= canvas.size or canvas.ids[position] != canvas.tok.mask_id or canvas.tok.mask_id in canvas.ids[:position]:
-        return None
-    return position
-
-
-def extend_by_copy(probs: torch.Tensor, run: "Denoising", changes: list[CanvasChange]) -> list[CanvasChange]:
-    """Rule 7: write the copy guesses that continue this pass's commits while each is among
-    the model's `copy_run_top` most likely tokens at its position and the constraint allows
-    the text so far; stops at a newline (rule 6's exception), a guess the model ranks lower,
-    or a position already resolved."""
-    canvas, index, top = run.canvas, run.copy_index, run.settings.copy_run_top
-    position = _after_written(canvas, changes)
-    if index is None or top <= 0 or position is None:
-        return []
-    tok = canvas.tok
-    left = index.source[-COPY_NGRAMS[0]:] + canvas.ids[:position]  # grows with each guess
-    guesses: list[Proposal] = []
-    while position < canvas.size and canvas.ids[position] == tok.mask_id and "\n" not in tok.piece(left[-1]):
-        token = index.guess(left[-COPY_NGRAMS[0]:])
-        if token is None or token not in probs[position].topk(min(top, probs.shape[-1])).indices.tolist():
-            break
-        guesses.append(Proposal(position, token, float(probs[position, token])))
-        left.append(token)
-        position += 1
-    if run.constraint is not None:
-        # The longest run of guesses the constraint allows (a refused guess is dropped, not
-        # replaced: its evidence was the copy, and the copy said this token).
-        while guesses and not run.constraint.allows(run.prefix, canvas.pieces({g.position: g.token for g in guesses}), run.suffix):
-            guesses.pop()
-    for g in guesses:
-        canvas.commit(g.position, g.token)
-    return [CanvasChange(g.position, tok.piece(g.token), g.confidence, "commit") for g in guesses]
-
-
-def end_after_newline(probs: torch.Tensor, run: "Denoising", changes: list[CanvasChange]) -> list[CanvasChange]:
-    """Rule 7's end: when this pass's last written token holds a newline and the position
-    after it is masked with nothing masked before, an end of middle there if it is the
-    model's most likely token (or whatever it is, with `end_at_line_end`) and the
-    constraint allows it (the final check judges the middle as always)."""
-    canvas = run.canvas
-    tok = canvas.tok
-    position = _after_written(canvas, changes)
-    if not run.settings.end_after_newline or not run.settings.allow_end or position is None:
-        return []
-    if "\n" not in tok.piece(canvas.ids[position - 1]):
-        return []
-    if int(probs[position].argmax()) != tok.eom_id and not run.settings.end_at_line_end:
-        return []
-    if run.constraint is not None and not run.constraint.allows(run.prefix, canvas.pieces({position: tok.eom_id}), run.suffix):
-        return []
-    canvas.commit(position, tok.eom_id)
-    return [CanvasChange(position, "", float(probs[position, tok.eom_id]), "end")]
-
-
-CLOSERS = frozenset(")]}\"'`")
-
-
-def end_at_closer(probs: torch.Tensor, run: "Denoising") -> Optional[Proposal]:
-    """Rule 8: an end of middle at the first masked position when the model's best text
-    token there starts with the suffix's first non-blank character, that character closes
-    a bracket or a string, and the middle so far (text only, nothing masked before it) is
-    complete and valid (the final check). None otherwise. Asked before a pass's proposals
-    only: asked again after its commits, for the position after them, it ended middles
-    early (dev mid-line exact match 10.6% -> 9.6%, docs/sampler.md)."""
-    canvas, tok, constraint = run.canvas, run.canvas.tok, run.constraint
-    nxt = run.suffix.lstrip(" \t")[:1]
-    if not run.settings.end_at_closer or constraint is None or nxt not in CLOSERS or canvas.end() is not None:
-        return None
-    masked = canvas.masked_positions()
-    if not masked or masked[0] == 0:
-        return None  # nothing written yet: an empty middle is not an answer
-    first = masked[0]
-    lead = _best_text(probs, first, tok.mask_id)
-    if lead.token in tok.special_ids or not tok.piece(lead.token).lstrip(" \t").startswith(nxt):
-        return None
-    middle = tok.decode(canvas.ids[:first])
-    if not middle.strip() or not constraint.accept_final(run.prefix, middle, run.suffix):
-        return None
-    return Proposal(first, tok.eom_id, float(probs[first, tok.eom_id]))
-
-
 def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: Optional[torch.Generator]) -> torch.Tensor:
     """(N, V) probabilities; with temperature > 0 the confidence ranking is taken from a
     Gumbel-perturbed distribution so commits are sampled, not greedy."""
@@ -493,6 +345,29 @@ def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: O
     return torch.softmax(scaled + gumbel, dim=-1)
 
 
+@dataclass(frozen=True)
+class Modes:
+    """The engine's plan for one candidate (engine/api.py, InfillRun): modes that no client
+    sets, unlike SamplerSettings."""
+
+    end_when_valid: bool = False  # the last resort: end at the first complete, valid middle (engine/ending.py, `valid`)
+    end_at_line_end: bool = False  # inside a docstring: the middle is its first line (ending.py, `newline`, `first_line`)
+    close_on_veto: bool = False  # a pass whose every token is refused closes the middle once one was forced (rule 5)
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """What a request's sampler reads besides the model: the text around the canvas, the
+    syntax check, the copy rule's tokens and a healed word's first text."""
+
+    prefix: str
+    suffix: str
+    constraint: Optional[SyntaxConstraint] = None  # None when the request is not constrained
+    copy_source: Sequence[int] = ()  # the prefix's token ids, for rule 6
+    copy_suffix: Sequence[int] = ()  # the suffix's, where rule 6 also looks
+    first_text: str = ""  # text the middle's first token must start with (a healed word, engine/healing.py)
+
+
 @dataclass
 class Denoising:
     """One request's running state: the canvas and the counts its result reports. The
@@ -500,6 +375,7 @@ class Denoising:
 
     canvas: CanvasState
     settings: SamplerSettings
+    modes: Modes
     constraint: Optional[SyntaxConstraint]  # None when the request is not constrained
     prefix: str
     suffix: str
@@ -508,8 +384,7 @@ class Denoising:
     start: float  # perf_counter() when the request started
     forwards: int  # model passes so far (encoding the context counts one)
     written: int = 0  # tokens written into the canvas so far: commits, ends, edits (see `advance`)
-    close_on_veto: bool = False  # a pass whose every token is refused closes the middle instead of forcing text
-    closed_by_veto: bool = False  # it did: the stop reason says "vetoed"
+    closed_by_veto: bool = False  # rule 5's last resort wrote the end (Modes.close_on_veto): the stop reason says "vetoed"
     forced: int = 0  # refused tokens written anyway (constrain's last resort)
     step: int = 0
     edits: int = 0  # token-to-token rewrites applied
@@ -517,26 +392,27 @@ class Denoising:
     vetoed: int = 0  # commits the constraint refused
     edit_passes: int = 0  # passes run with no mask left (only edits possible)
     stop: Optional[str] = None  # why it stopped, once it has
+    end: Optional[End] = None  # where and why the middle ended (engine/ending.py), once it has
     first_allowed: Optional[torch.Tensor] = None  # (V,) bool: the tokens the middle's first position may hold (a healed word), None: any
     work: Optional[Callable[[], float]] = None  # seconds of the request's own work so far (a WorkClock); None: wall time since `start`
 
     @classmethod
-    def begin(cls, tok: Tokenizer, settings: SamplerSettings, constraint: Optional[SyntaxConstraint], prefix: str, suffix: str, copy_source: Optional[Sequence[int]], start: float, forwards: int, copy_suffix: Sequence[int] = (), first_text: str = "", first_width: int = 0) -> "Denoising":
+    def begin(cls, tok: Tokenizer, settings: SamplerSettings, around: Surroundings, start: float, forwards: int, modes: Modes = Modes(), first_width: int = 0) -> "Denoising":
         """The state before the first pass: a first block of masks (none for max_tokens 0),
-        or `first_width` masks (room for the drafts the first pass judges, engine/drafts.py).
-        `first_text`: text the middle's first token must start with (a word healed at the
-        cursor, engine/window.py `heal_word`)."""
+        or `first_width` masks (room for the drafts the first pass judges, engine/drafts.py)."""
         first_allowed = None
-        if first_text:
+        if around.first_text:
             first_allowed = torch.zeros(tok.vocab_size, dtype=torch.bool)
-            first_allowed[tok.starting_with(first_text)] = True
+            first_allowed[tok.starting_with(around.first_text)] = True
+        copies = around.copy_source and settings.copy_weight > 0
         return cls(
             canvas=CanvasState(min(max(settings.block_size, first_width), max(0, settings.max_tokens)), tok),
             settings=settings,
-            constraint=constraint if settings.constrained else None,
-            prefix=prefix,
-            suffix=suffix,
-            copy_index=CopyIndex(copy_source, tok.special_ids, copy_suffix) if copy_source and settings.copy_weight > 0 else None,
+            modes=modes,
+            constraint=around.constraint if settings.constrained else None,
+            prefix=around.prefix,
+            suffix=around.suffix,
+            copy_index=CopyIndex(around.copy_source, tok.special_ids, around.copy_suffix) if copies else None,
             generator=torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None,
             start=start,
             forwards=forwards,
@@ -570,19 +446,19 @@ class Denoising:
         `replayed`: the logits were computed for this very canvas by an earlier candidate
         of the request (engine/api.py, InfillRun): a pass, but no forward."""
         masked_before = bool(self.canvas.masked_positions())
-        changes, closed = denoise_pass(predict(logits, self, forward=not replayed), self)
+        changes = denoise_pass(predict(logits, self, forward=not replayed), self)
         # Every change is one token written: a commit, an end of middle (one, however many
         # positions it closes), an edit (a rewrite costs a write like a commit does). The
         # bound `forwards <= written + 2` rests on this count (docs/sampler.md).
         self.written += len(changes)
         step = self.record(changes)
-        if not closed and masked_before and not any(c.kind != "edit" for c in changes):
+        if masked_before and not any(c.kind != "edit" for c in changes):
             # Nothing committed: not possible by construction (constrain never returns
             # nothing); should it happen, the next pass would read the same canvas and
             # decide the same, so stop rather than spin. The final check judges the text.
             self.stop = "stalled"
             return step
-        self.stop = "end_of_middle" if closed else grow(self)
+        self.stop = grow(self)
         if self.stop == "end_of_middle" and self.closed_by_veto:
             self.stop = "vetoed"
         return step
@@ -601,6 +477,7 @@ class Denoising:
         self.forwards += 1
         self.step += 1
         self.stop = "end_of_middle"
+        self.end = End(len(ids), "draft", confidences[-1] if len(confidences) > len(ids) else 1.0)
         return self.record(changes)
 
     def finish(self) -> DenoiseStep:
@@ -612,12 +489,11 @@ class Denoising:
             # joined across a gap.
             middle_ids = [t for t in self.canvas.ids[: self.canvas.ids.index(tok.mask_id)] if t != tok.eom_id]
         text = tok.decode(middle_ids)
-        if self.settings.end_at_line_end and "\n" in text[:-1]:
-            # A pass's run of sure tokens can go past the newline that end_after_newline
-            # ends at: the middle is its first line all the same.
-            text = text[: text.index("\n") + 1]
-            middle_ids = tok.encode(text)
-        result = InfillResult(text, len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed, written=self.written)
+        cut = first_line(self, text)
+        if cut != text:
+            text, middle_ids = cut, tok.encode(cut)
+        result = InfillResult(text, len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed, written=self.written,
+                              end_rule=self.end.rule if self.end is not None else "")
         return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, result.ms, result=result)
 
 
@@ -682,7 +558,7 @@ def predict(logits: torch.Tensor, run: Denoising, forward: bool = True) -> torch
         logits[:, run.canvas.tok.eom_id] = float("-inf")
     probs = _probabilities(logits, run.settings, run.generator).cpu()
     if run.copy_index is not None:
-        _copy_mix(probs, run.canvas, run.copy_index, run.settings.copy_weight)
+        copy_mix(probs, run.canvas, run.copy_index, run.settings.copy_weight)
     if run.first_allowed is not None and probs.shape[0]:
         if run.first_allowed.shape[0] != probs.shape[1]:  # a checkpoint's vocabulary padded past its tokenizer's: once per run
             allowed = run.first_allowed
@@ -725,7 +601,7 @@ def constrain(proposals: list[Proposal], probs: torch.Tensor, run: Denoising) ->
     run.vetoed += vetoed
     if found is not None:
         return [found]
-    if run.close_on_veto and run.forced >= FORCED_BEFORE_CLOSING:
+    if run.modes.close_on_veto and run.forced >= FORCED_BEFORE_CLOSING:
         first = run.canvas.masked_positions()[0]  # the ordering rule always allows an end here
         run.closed_by_veto = True
         return [Proposal(first, run.canvas.tok.eom_id, float(probs[first, run.canvas.tok.eom_id]))]
@@ -758,11 +634,19 @@ def commit(canvas: CanvasState, proposals: list[Proposal]) -> list[CanvasChange]
 
 def edit(probs: torch.Tensor, run: Denoising, frozen: Collection[int], best: Optional[tuple[list[float], list[int]]] = None) -> list[CanvasChange]:
     """Rule 4: rewrite committed tokens the model is now sure are wrong (never those
-    committed in this very pass: their evidence is this pass), subject to the constraint."""
+    committed in this very pass: their evidence is this pass), subject to the constraint;
+    after an end judged on the whole middle (engine/ending.py, JUDGED_WHOLE), only edits
+    that keep the middle passing that same final check."""
     edits = propose_edits(probs, run.canvas, run.settings.edit_threshold, frozen, best)
     if edits and run.constraint is not None:
         edits, vetoed = _constrained(edits, probs, run.canvas, run.constraint, run.prefix, run.suffix)
         run.vetoed += vetoed
+        if edits and run.end is not None and run.end.rule in JUDGED_WHOLE:
+            ids = list(run.canvas.ids[: run.end.position])
+            for e in edits:
+                ids[e.position] = e.token
+            if not run.constraint.accept_final(run.prefix, run.canvas.tok.decode(ids), run.suffix):
+                edits = []
     for e in edits:
         run.canvas.commit(e.position, e.token)
     run.edits += len(edits)
@@ -770,29 +654,29 @@ def edit(probs: torch.Tensor, run: Denoising, frozen: Collection[int], best: Opt
     return [CanvasChange(e.position, run.canvas.tok.piece(e.token), e.confidence, "edit") for e in edits]
 
 
-def denoise_pass(probs: torch.Tensor, run: Denoising) -> tuple[list[CanvasChange], bool]:
-    """One pass's decisions: propose -> constrain -> commit -> edit. Returns the changes
-    and whether the middle was closed for good (the end_when_valid candidate found a
-    complete, valid middle)."""
+def denoise_pass(probs: torch.Tensor, run: Denoising) -> list[CanvasChange]:
+    """One pass's decisions: end? -> propose -> constrain -> commit -> copy run -> end? ->
+    edit. Where the middle ends is asked at the same two points of every pass, before the
+    commits and after them (engine/ending.py, `decide_end`); an end never skips the pass's
+    edits. Returns the pass's changes."""
     canvas, settings = run.canvas, run.settings
     masked = canvas.masked_positions()
-    if masked and settings.end_when_valid and run.constraint is not None:
-        ending = _valid_ending(probs, canvas, run.constraint, run.prefix, run.suffix)
-        if ending is not None:
-            return _close_with(canvas, ending, run.max_tokens), True
     best = _best_per_position(probs)  # shared by propose and edit (the same probabilities)
-    ending = end_at_closer(probs, run) if masked and settings.contiguous and not settings.left_to_right else None
-    if ending is not None:
-        return commit(canvas, [ending]), False
-    proposals = propose(probs, canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous, settings.end_in_run, best) if masked else []
-    changes = commit(canvas, constrain(proposals, probs, run))
-    if settings.contiguous and not settings.left_to_right:
-        changes += extend_by_copy(probs, run, changes)
-        changes += end_after_newline(probs, run, changes)
+    end = decide_end(probs, run) if masked else None
+    if end is not None:
+        changes = close(run, end)
+    else:
+        proposals = propose(probs, canvas, settings.confidence_threshold, settings.order, settings.end_in_run, best) if masked else []
+        changes = commit(canvas, constrain(proposals, probs, run))
+        if settings.order == "contiguous":
+            changes += extend_by_copy(probs, run, changes)
+        end = decide_end(probs, run, changes)
+        if end is not None:
+            changes += close(run, end)
     changes += edit(probs, run, frozen={c.position for c in changes}, best=best)
     if not masked:
         run.edit_passes += 1
-    return changes, False
+    return changes
 
 
 def grow(run: Denoising) -> Optional[str]:
@@ -826,6 +710,7 @@ def denoise(
     device: str | torch.device = "cpu",
     copy_source: Optional[Sequence[int]] = None,
     copy_suffix: Sequence[int] = (),
+    modes: Modes = Modes(),
 ) -> Iterator[DenoiseStep]:
     """Denoise one canvas against an encoded context; yields a step per forward pass.
 
@@ -834,7 +719,8 @@ def denoise(
     The last yielded step carries `result`. `forwards_before` counts passes already spent
     (e.g. encoding the context); `start_time` is the request's clock start."""
     start = start_time if start_time is not None else time.perf_counter()
-    run = Denoising.begin(tok, settings, constraint, prefix_text, suffix_text, copy_source, start, forwards_before, copy_suffix)
+    around = Surroundings(prefix_text, suffix_text, constraint, copy_source or (), copy_suffix)
+    run = Denoising.begin(tok, settings, around, start, forwards_before, modes)
     while (ids := run.canvas_ids(cancel)) is not None:
         logits = model.canvas_logits(context, torch.tensor([ids], dtype=torch.long, device=device))[0]  # (N, V)
         yield run.advance(logits)

@@ -6,7 +6,7 @@ they never reach into the sampler or the model.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
     import torch
@@ -66,6 +66,8 @@ def model_failure(error: BaseException) -> ModelFailure:
 # default context (1024 prefix + 256 suffix tokens).
 MAX_TOKENS = 2048
 
+ORDERS = ("contiguous", "left_to_right", "confidence")  # SamplerSettings.order
+
 
 def knob(default: Any, low: Optional[float] = None, high: Optional[float] = None, *, client: bool = False, choices: tuple[str, ...] = ()) -> Any:
     """A settings field: its default (whose type is the knob's type), inclusive bounds for
@@ -96,16 +98,18 @@ class SamplerSettings:
     seed: int = knob(0, 0, 2**31 - 1, client=True)  # used only when temperature > 0
     candidates: int = knob(2, 1, 8)  # model candidates tried when the syntax check refuses a middle (1 = no retry; 2 adds the left-to-right last resort, 3 a middle decoded without vetoes that only the final check judges; more are the same as 3)
     allow_end: bool = knob(True)  # False: the middle fills exactly max_tokens (evaluation with the oracle length)
-    left_to_right: bool = knob(False, client=True)  # commit only the first masked position each pass (the cautious candidate)
-    contiguous: bool = knob(True, client=True)  # commit in text order: the first masked position, then the next while sure (docs/sampler.md)
+    # Which masked positions a pass may commit: "contiguous" (text order: the first masked
+    # position, then the next while each is sure; docs/sampler.md), "left_to_right" (only
+    # the first: one token per pass, the cautious candidate), "confidence" (every position
+    # at least `confidence_threshold` sure, anywhere: Fast-dLLM's rule).
+    order: str = knob("contiguous", client=True, choices=ORDERS)
     end_in_run: bool = knob(True, client=True)  # a contiguous run may end with a sure end-of-middle (the middle closes in the same pass)
     copy_weight: float = knob(0.3, 0.0, 1.0, client=True)  # mix a copy-from-context guess into the next position's probabilities (see sampler rule 6)
     copy_run_top: int = knob(2, 0, 64, client=True)  # extend a contiguous run with the copy guess while it is among the model's N most likely tokens at the position (0 = off; sampler rule 7)
     end_after_newline: bool = knob(True, client=True)  # a pass whose text ends with a newline also writes the end of middle when it is the model's best guess there (sampler rule 7)
     end_at_closer: bool = knob(True, client=True)  # end the middle where the model would write the closer the suffix already starts with, if the text so far is valid (sampler rule 8)
     copy_context_tokens: int = knob(2048, 0, 65536)  # prefix tokens the copy guess looks in (may exceed context_tokens)
-    end_when_valid: bool = knob(False)  # with left_to_right and a constraint: stop at the first complete, valid middle
-    cross_file_share: float = knob(0.25, 0.0, 1.0)  # at most this share of the prefix window goes to context from other files (engine/window.py)
+    cross_file_share: float = knob(0.25, 0.0, 1.0)  # at most this share of the prefix window goes to context from other files (engine/context_window.py)
     # Time one request may work, its candidates included: past it no further pass runs and
     # the request answers with what it has (stop reason "deadline"; 0 = after the first
     # pass). A 3000-token request ran 11 minutes on a CPU with nothing to show (issue 26).
@@ -113,9 +117,8 @@ class SamplerSettings:
     # other requests batched with it nor the wait for a turn (issue 35).
     deadline_seconds: float = knob(60.0, 0.0, 3600.0)
     workspace_drafts: bool = knob(True, client=True)  # lines the workspace proposes for the cursor's line are verified by the model in one pass, and the likely one is the middle (engine/drafts.py, docs/workspace.md)
-    heal_cursor: bool = knob(True, client=True)  # a prefix ending in spaces/tabs is cut before them and the model writes them (token healing, engine/window.py, docs/ladder.md)
-    end_at_line_end: bool = knob(False, client=True)  # end the middle after its first newline (the engine sets it inside a docstring, where prose has no end of its own)
-    heal_word: bool = knob(True, client=True)  # a prefix ending inside a word is cut before its last tokens and the middle's first token must write them again (engine/window.py heal_word)
+    heal_cursor: bool = knob(True, client=True)  # a prefix ending in spaces/tabs is cut before them and the model writes them (token healing, engine/healing.py, docs/ladder.md)
+    heal_word: bool = knob(True, client=True)  # a prefix ending inside a word is cut before its last tokens and the middle's first token must write them again (engine/healing.py heal_word)
 
     def replace(self, **changes: object) -> "SamplerSettings":
         """A copy with some knobs changed (None keeps a knob); a knob that is unknown or
@@ -203,6 +206,7 @@ class InfillResult:
     draft: str = ""  # where the middle came from when it is a verified draft ("workspace", engine/drafts.py), else ""
     drafts_verified: int = 0  # drafts the model read in the request's verification pass (0: none offered)
     replayed: int = 0  # passes of a later candidate replayed from an earlier one's logits, no forward spent (engine/api.py, REPLAY_BYTES)
+    end_rule: str = ""  # which rule ended the middle (engine/ending.py END_RULES: "model", "closer", "newline", "valid", "veto", "line_end", "draft"), "" when none did (max_tokens, deadline, cancelled)
     work_ms: float = 0.0  # the request's own work in milliseconds (engine/sampler.py WorkClock: its share of shared passes, not the other requests'): what deadline_seconds counts
 
     @property
@@ -260,10 +264,6 @@ class SyntaxConstraint(Protocol):
         """False when splicing `middle` adds syntax errors in the region it touches."""
         ...
 
-    def accept_complete(self, prefix: str, middle: str, suffix: str) -> bool:
-        """Like accept_final, and the splice also fills the hole's own error (`while :`)."""
-        ...
-
     def polish(self, prefix: str, middle: str, suffix: str) -> str:
         """The middle trimmed at a syntactic boundary, with closers the suffix already
         has removed and indentation made consistent with the enclosing block."""
@@ -281,3 +281,59 @@ class DenoisingModel(Protocol):
     def canvas_logits(self, cache: object, canvas_ids: "torch.Tensor") -> "torch.Tensor":
         """(B, N) canvas ids (masks included) -> (B, N, V) float logits, one row per canvas position."""
         ...
+
+
+# Optional capabilities, declared here so that the engine asks `isinstance` of a protocol
+# rather than probing for attributes: a model, a context or a constraint that lacks one is
+# served without it.
+
+
+@runtime_checkable
+class WindowedConstraint(Protocol):
+    """A constraint that keeps a window per request (grammars.constraint.TreeSitterConstraint)."""
+
+    def hold(self, prefix: str, suffix: str) -> object:
+        """The request's window, for the request to keep while it runs."""
+        ...
+
+    def in_string(self, prefix: str, suffix: str) -> bool:
+        """Whether the cursor is inside a multi-line string (a docstring being written)."""
+        ...
+
+
+@runtime_checkable
+class MergedEncoding(Protocol):
+    """A model that encodes a new context in the same forward as the first canvas pass
+    (engine.model.InfillTransformer)."""
+
+    def encode_with_canvas(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: "torch.Tensor", reuse: object = None) -> tuple[object, "torch.Tensor"]: ...
+
+
+@runtime_checkable
+class PackedPasses(Protocol):
+    """A model that runs several requests' canvases in one forward (engine/batching.py)."""
+
+    def canvas_logits_many(self, contexts: Sequence[object], canvases: Sequence["torch.Tensor"]) -> list["torch.Tensor"]: ...
+
+
+@runtime_checkable
+class OwnPromptLayout(Protocol):
+    """A model that lays out its own prompt's special tokens (a checkpoint family's
+    adapter): the engine adds no BOS of its own."""
+
+    lays_out_prompt: bool
+
+
+@runtime_checkable
+class ReusableContext(Protocol):
+    """An encoded context a later request can build on (engine.model's): the ids it
+    encoded, the memory it holds, and scratch buffers it can drop between requests."""
+
+    prefix_ids: list[int]
+    suffix_ids: list[int]
+
+    @property
+    def nbytes(self) -> int: ...
+
+    def release_scratch(self) -> None: ...
+

@@ -308,11 +308,6 @@ class TreeSitterConstraint:
         with self._lock:
             return self._windows.get(prefix, suffix).string_close is not None
 
-    def accept_complete(self, prefix: str, middle: str, suffix: str) -> bool:
-        """The same judgement as accept_final (which since issue 16 also requires the
-        hole's own error to be repaired: `while node:`, not `while :`)."""
-        return self.accept_final(prefix, middle, suffix)
-
     def new_errors(self, prefix: str, middle: str, suffix: str) -> int:
         """Errors the splice adds in the region it touches, less those it removes.
 

@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from engine.types import InfillResult
-from engine.window import prefix_tail, suffix_head
+from engine.context_window import prefix_tail, suffix_head
 from engine.worker import InfillCall, NextEditCall, Outcome
 from engine.workspace.files import holds_secret
 from engine.workspace.retrieve import AROUND, buffer_lines_around

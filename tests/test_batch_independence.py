@@ -103,7 +103,7 @@ def test_a_deadline_counts_the_requests_own_work_not_its_batch_mates(tiny_engine
     advance = engine.api.InfillRun.advance
 
     def advance_slowly(self, logits):  # this request's own passes take 100 s each
-        if self.request.prefix + self.request.healed == slow_prefix:
+        if self.request.healing.user_prefix(self.request.around.prefix) == slow_prefix:
             clock.now += 100.0
         return advance(self, logits)
 
@@ -163,6 +163,6 @@ def test_batches_on_one_engine_share_no_context_and_leave_none_behind(tiny_engin
 
     monkeypatch.setattr(engine, "load", lambda *args, **kwargs: tiny_engine)
     first = _batch(LINES, None)
-    assert not [key for key in tiny_engine._keyed_contexts if isinstance(key[0], tuple) and key[0][0] == "batch"]
+    assert not [key for key in tiny_engine.contexts.keys() if isinstance(key[0], tuple) and key[0][0] == "batch"]
     for line, in_batch in zip(LINES, first):
         assert _batch([line], None) == [in_batch], line["id"]

@@ -139,10 +139,10 @@ def test_keyed_requests_reuse_their_own_context_and_the_cache_is_bounded(tiny_en
     assert unkeyed >= typed - 2
     assert cached_tokens(doc_b + "y", None) < 5  # the last one was A's: nothing in common
 
-    monkeypatch.setattr(engine.api, "KEYED_CONTEXT_BYTES", 1)  # room for one context only
+    monkeypatch.setattr(eng.contexts, "max_bytes", 1)  # room for one context only
     cached_tokens(doc_b, "B")
-    assert list(eng._keyed_contexts) == ["B"]
-    assert eng._keyed_bytes == eng._keyed_contexts["B"][1] > 0
+    assert eng.contexts.keys() == ["B"]
+    assert eng.contexts.keyed_bytes == eng.contexts.bytes_of("B") > 0
 
 
 def test_loop_inbox_hands_a_pass_worth_of_events_to_the_loop_in_one_wakeup():

@@ -46,11 +46,11 @@ def test_the_worker_drops_a_forgotten_keys_context_also_when_idle(own_engine: An
             done = []
             worker.submit(Job("g", key, InfillCall(PREFIX, SUFFIX, "python", SETTINGS), on_done=done.append))
             _settle(lambda: done)
-        assert {("g", "a"), ("g", "b")} <= set(own_engine._keyed_contexts)
-        bytes_before = own_engine._keyed_bytes
+        assert {("g", "a"), ("g", "b")} <= set(own_engine.contexts)
+        bytes_before = own_engine.contexts.keyed_bytes
         worker.forget("g", "a")  # the worker sleeps: the nudge wakes it
-        _settle(lambda: ("g", "a") not in own_engine._keyed_contexts)
-        assert ("g", "b") in own_engine._keyed_contexts and own_engine._keyed_bytes < bytes_before
+        _settle(lambda: ("g", "a") not in own_engine.contexts)
+        assert ("g", "b") in own_engine.contexts and own_engine.contexts.keyed_bytes < bytes_before
     finally:
         worker.close()
         worker.join(30)
@@ -78,8 +78,8 @@ def test_live_sessions_and_connections_give_their_contexts_back(own_engine: Any)
 
         for round_ in range(6):
             asyncio.run(client(round_, close_politely=round_ % 2 == 0))
-        _settle(lambda: server.connections == 0 and not own_engine._keyed_contexts)
-        assert own_engine._keyed_bytes == 0
+        _settle(lambda: server.connections == 0 and not own_engine.contexts)
+        assert own_engine.contexts.keyed_bytes == 0
 
 
 def test_answered_http_requests_leave_no_context_behind(own_engine: Any) -> None:
@@ -91,7 +91,7 @@ def test_answered_http_requests_leave_no_context_behind(own_engine: Any) -> None
             assert client.post("/v1/completions", json={**body, "prompt": f"# {index}\n{PREFIX}"}).status_code == 200
         with client.stream("POST", "/v1/completions", json={**body, "stream": True}) as streamed:
             assert streamed.status_code == 200 and list(streamed.iter_lines())
-        _settle(lambda: not own_engine._keyed_contexts)
+        _settle(lambda: not own_engine.contexts)
 
 
 def test_a_closed_lsp_document_gives_its_context_back(own_engine: Any) -> None:
@@ -107,10 +107,10 @@ def test_a_closed_lsp_document_gives_its_context_back(own_engine: Any) -> None:
         for uri in uris:
             server.documents.open(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=PREFIX + SUFFIX))
             assert await server.suggest(uri, types.Position(line=1, character=11)) is not None
-        assert len(own_engine._keyed_contexts) == 2
+        assert len(own_engine.contexts) == 2
         server.documents.close(uris[0])
         server.completions.forget(uris[0])  # what textDocument/didClose does
-        await asyncio.to_thread(_settle, lambda: len(own_engine._keyed_contexts) == 1)
+        await asyncio.to_thread(_settle, lambda: len(own_engine.contexts) == 1)
 
     try:
         asyncio.run(scenario())

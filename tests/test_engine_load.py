@@ -20,7 +20,7 @@ def test_windows_default_to_the_trained_ones(tmp_path):
     prefix_ids, suffix_ids = eng.context_ids("x = 1\n" * 500, "y = 2\n" * 500)
     assert len(prefix_ids) <= 64 and len(suffix_ids) <= 32
     # The copy rule may look further back than the model's window.
-    assert len(eng._copy_source("x = 1\n" * 500, prefix_ids, eng.settings)) > 64
+    assert len(eng.copy_source("x = 1\n" * 500, prefix_ids, eng.settings)) > 64
 
 
 def test_a_sampler_entry_overrides_the_trained_windows(tmp_path):

@@ -46,7 +46,7 @@ def test_engine_infill_with_dual_cache(ckpts, family, monkeypatch):
     eng = engine.load(ckpts[family].path)
     assert eng.info["cache_policy"] == "block"
     result = eng.infill(PREFIX, SUFFIX, max_tokens=24, block_size=8, confidence_threshold=0.05)
-    ctx = eng._context_cache
+    ctx = eng.contexts.last
     assert result.forwards > 0 and result.stop_reason in ("end_of_middle", "max_tokens")
     # One refresh per canvas length (block); every other pass reused the context's K/V.
     assert 1 <= ctx.refreshes <= 3 and ctx.cached_passes >= 1

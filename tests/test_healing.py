@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import engine
-from engine.window import completed_indentation, heal_cursor, heal_word, unheal_middle, unheal_pieces
+from engine.healing import completed_indentation, heal_cursor, heal_word, unheal_middle, unheal_pieces
 from lab.fixtures.scripted_model import WritesText as _Writes  # writes its text whatever it reads
 
 BLOCK = "def f(x):\n    if x:\n        "  # the cursor after Enter in a block
@@ -56,7 +56,7 @@ def shipped():
 
 def test_the_shipped_model_sees_the_healed_prefix_and_does_not_double_the_indentation(shipped):
     steps = list(shipped.stream(BLOCK, AFTER, language="python", constrained=False))
-    context = shipped._context_cache
+    context = shipped.contexts.last
     tok = shipped.tokenizer
     # The model read the prefix up to the newline, not the indentation token after it.
     assert tok.decode(context.prefix_ids[-3:]).endswith(":\n")

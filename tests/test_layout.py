@@ -189,7 +189,7 @@ def test_the_import_walk_sees_lazy_relative_and_string_imports(tmp_path: Path) -
 def test_the_engines_types_and_serving_core_do_not_import_torch() -> None:
     code = (
         "import sys\n"
-        "import engine, engine.types, engine.text, engine.window, engine.worker, engine.language\n"
+        "import engine, engine.types, engine.text, engine.context_window, engine.healing, engine.worker, engine.language\n"
         "import infill_lsp.config, infill_lsp.live.protocol, infill_lsp.text\n"
         "assert engine.SamplerSettings().max_tokens > 0\n"
         "heavy = sorted(m for m in ('torch', 'engine.api', 'engine.model', 'engine.sampler') if m in sys.modules)\n"

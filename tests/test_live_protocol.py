@@ -91,9 +91,9 @@ def test_commit_order_and_copy_settings_are_accepted_and_type_checked() -> None:
     def infill(settings: dict) -> str:
         return json.dumps({"type": "infill", "session": "a", "id": 1, "range": rng(0, 0, 0, 0), "settings": settings})
 
-    ok = {"contiguous": False, "left_to_right": True, "copy_weight": 0.3}
+    ok = {"order": "left_to_right", "copy_weight": 0.3}
     assert p.parse_message(infill(ok)).settings == ok
-    for bad in ({"contiguous": 1}, {"left_to_right": "yes"}, {"copy_weight": 1.5}):
+    for bad in ({"order": "sideways"}, {"order": 1}, {"copy_weight": 1.5}):
         assert code_of(infill(bad)) == p.E_BAD_SETTINGS
 
 

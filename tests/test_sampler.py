@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from engine.modeldir import load_tokenizer
-from engine.sampler import denoise, run_to_end
+from engine.sampler import Modes, denoise, run_to_end
 from engine.types import SamplerSettings
 
 
@@ -140,7 +140,7 @@ def test_cancel_stops_between_passes(tok):
 # ------------------------------------------------------- the real tiny transformer
 def test_tiny_engine_result_has_no_masks_and_is_deterministic(tiny_engine):
     prefix, suffix = "def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n"
-    tiny_engine._context_cache = None  # a cold first request, whatever ran before
+    tiny_engine.forget_context()  # a cold first request, whatever ran before
     first = tiny_engine.infill(prefix, suffix, max_tokens=12, constrained=False)
     second = tiny_engine.infill(prefix, suffix, max_tokens=12, constrained=False)
     assert first.middle == second.middle
@@ -153,7 +153,7 @@ def test_tiny_engine_result_has_no_masks_and_is_deterministic(tiny_engine):
 
 def test_tiny_engine_stream_ends_with_result_and_matches_infill(tiny_engine):
     prefix, suffix = "x = [1, 2, ", "]\n"
-    tiny_engine._context_cache = None  # cold: the first forward pass encodes the context
+    tiny_engine.forget_context()  # cold: the first forward pass encodes the context
     steps = list(tiny_engine.stream(prefix, suffix, max_tokens=6, constrained=False))
     assert steps[-1].result is not None
     assert all(s.result is None for s in steps[:-1])
@@ -183,10 +183,7 @@ class _TextConstraint:
         return not any(p in self.bad for p in pieces if p is not None)
 
     def accept_final(self, prefix, middle, suffix):
-        return True
-
-    def accept_complete(self, prefix, middle, suffix):
-        return self.complete is not None and middle == self.complete
+        return self.complete is None or middle == self.complete
 
     def polish(self, prefix, middle, suffix):
         return middle
@@ -203,7 +200,7 @@ def test_a_vetoed_end_of_middle_falls_back_to_text(tok):
 def test_left_to_right_commits_in_text_order(tok):
     target = [20, 21, 22, 23]
     model = ScriptedModel(tok, target, confidence=[0.2, 0.99, 0.99, 0.99, 0.99])
-    steps, result = _run(model, tok, left_to_right=True)
+    steps, result = _run(model, tok, order="left_to_right")
     committed = [c.position for s in steps for c in s.changes if c.kind == "commit"]
     assert committed == sorted(committed) and result.middle == tok.decode(target)
 
@@ -213,7 +210,7 @@ def test_contiguous_commits_a_sure_run_from_the_first_masked_position(tok):
     # position 0 (always) — never the sure tokens beyond the unsure gap.
     target = [20, 21, 22, 23, 24]
     model = ScriptedModel(tok, target, confidence=[0.3, 0.3, 0.99, 0.99, 0.99, 0.99])
-    steps, result = _run(model, tok, contiguous=True, confidence_threshold=0.9, max_edit_passes=0)
+    steps, result = _run(model, tok, order="contiguous", confidence_threshold=0.9, max_edit_passes=0)
     first = [c.position for c in steps[0].changes if c.kind == "commit"]
     assert first == [0]
     # Pass two: position 1 (first masked, always) and the sure run after it, in one pass.
@@ -221,7 +218,7 @@ def test_contiguous_commits_a_sure_run_from_the_first_masked_position(tok):
     assert second == [1, 2, 3, 4]
     assert result.middle == tok.decode(target)
     # The confidence rule instead commits the sure positions ahead of the gap in pass one.
-    steps, _ = _run(model, tok, contiguous=False, confidence_threshold=0.9, max_edit_passes=0)
+    steps, _ = _run(model, tok, order="confidence", confidence_threshold=0.9, max_edit_passes=0)
     assert {2, 3, 4} <= {c.position for c in steps[0].changes if c.kind == "commit"}
 
 
@@ -230,10 +227,10 @@ def test_end_when_valid_stops_at_the_first_complete_middle(tok):
     short = tok.decode([20, 21])
     model = ScriptedModel(tok, target, confidence=[0.99] * 5)
     constraint = _TextConstraint(tok, complete=short)
-    steps = list(denoise(model, tok, None, SamplerSettings(left_to_right=True, end_when_valid=True), constraint=constraint))
+    steps = list(denoise(model, tok, None, SamplerSettings(order="left_to_right"), constraint=constraint, modes=Modes(end_when_valid=True)))
     assert steps[-1].result.middle == short and steps[-1].result.stop_reason == "end_of_middle"
     # Without it, the same model writes its whole middle.
-    steps = list(denoise(model, tok, None, SamplerSettings(left_to_right=True), constraint=constraint))
+    steps = list(denoise(model, tok, None, SamplerSettings(order="left_to_right"), constraint=constraint))
     assert steps[-1].result.middle == tok.decode(target)
 
 
@@ -242,7 +239,7 @@ def test_a_pass_always_makes_progress_even_when_the_model_prefers_the_mask(tok):
     # that refuses all text: every pass must still fill a position, so the run ends.
     model = ScriptedModel(tok, [tok.mask_id] * 8, confidence=[0.99] * 8)
     refuse_all = _TextConstraint(tok, bad={tok.piece(t) for t in range(tok.vocab_size)})
-    for settings in (SamplerSettings(max_tokens=8), SamplerSettings(max_tokens=8, left_to_right=True), SamplerSettings(max_tokens=8, contiguous=True)):
+    for settings in (SamplerSettings(max_tokens=8), SamplerSettings(max_tokens=8, order="left_to_right"), SamplerSettings(max_tokens=8, order="contiguous")):
         steps = []
         for step in denoise(model, tok, None, settings, constraint=refuse_all):
             steps.append(step)
@@ -272,13 +269,13 @@ def test_copy_index_also_looks_in_the_suffix_where_the_prefix_has_nothing():
 def test_a_requests_copy_index_holds_its_suffix(tiny_engine):
     suffix = "\nzebra_quagga_wombat(1)\n"
     job = tiny_engine.job("x = ", suffix, copy_weight=0.3)
-    with tiny_engine._lock:
+    with tiny_engine.lock:
         job.prepare()
     ids = tiny_engine.tokenizer.encode(suffix)
     index = job.run.run.copy_index
     assert index is not None and index.guess(ids[1:3]) == ids[3]
     job = tiny_engine.job("x = ", suffix, copy_weight=0.0)
-    with tiny_engine._lock:
+    with tiny_engine.lock:
         job.prepare()
     assert job.run.run.copy_index is None
 
@@ -412,24 +409,24 @@ def test_the_sampler_steps_compose_into_the_driver(tok):
     """forward -> predict -> propose -> constrain -> commit -> edit -> grow, called one by
     one with the forward pass outside, give what `denoise` gives: the driver adds nothing
     but the loop (and a caller may run the forward for several requests at once)."""
-    from engine.sampler import Denoising, commit, constrain, edit, grow, predict, propose
+    from engine.sampler import Denoising, Surroundings, commit, constrain, edit, grow, predict, propose
 
     model = ScriptedModel(tok, [5, 6, 7], [0.95, 0.95, 0.3])
-    settings = SamplerSettings(max_tokens=8, block_size=4, confidence_threshold=0.9, contiguous=False)
+    settings = SamplerSettings(max_tokens=8, block_size=4, confidence_threshold=0.9, order="confidence")
     whole = run_to_end(denoise(model, tok, None, settings))
-    run = Denoising.begin(tok, settings, None, "", "", None, time.perf_counter(), 0)
+    run = Denoising.begin(tok, settings, Surroundings("", ""), time.perf_counter(), 0)
     steps = 0
     while run.stop is None:
         logits = model.canvas_logits(None, torch.tensor([run.canvas.ids]))[0]
         probs = predict(logits, run)
-        proposals = propose(probs, run.canvas, settings.confidence_threshold, settings.left_to_right, settings.contiguous) if run.canvas.masked_positions() else []
+        proposals = propose(probs, run.canvas, settings.confidence_threshold, settings.order) if run.canvas.masked_positions() else []
         changes = commit(run.canvas, constrain(proposals, probs, run))
         edit(probs, run, frozen={c.position for c in changes})
         steps += 1
         run.stop = grow(run)
     assert tok.decode(run.canvas.middle_ids()) == whole.middle and steps == whole.forwards
     # The same through the state's own interface: canvas out, logits in.
-    again = Denoising.begin(tok, settings, None, "", "", None, time.perf_counter(), 0)
+    again = Denoising.begin(tok, settings, Surroundings("", ""), time.perf_counter(), 0)
     while (ids := again.canvas_ids()) is not None:
         again.advance(model.canvas_logits(None, torch.tensor([ids]))[0])
     assert again.finish().result.middle == whole.middle
@@ -439,15 +436,15 @@ def test_a_sure_end_closes_a_contiguous_run_in_the_same_pass(tok):
     # Text and the end right after it are sure: one pass writes the middle and ends it.
     target = [20, 21, 22]
     model = ScriptedModel(tok, target, confidence=[0.99, 0.99, 0.99, 0.99])
-    steps, result = _run(model, tok, contiguous=True, end_in_run=True, confidence_threshold=0.9, max_edit_passes=0)
+    steps, result = _run(model, tok, order="contiguous", end_in_run=True, confidence_threshold=0.9, max_edit_passes=0)
     assert result.middle == tok.decode(target) and result.stop_reason == "end_of_middle"
     assert [c.kind for c in steps[0].changes].count("end") == 1 and len(steps) == 2  # one pass, then the result
     # Without the rule the end waits for a pass of its own.
-    steps_before, result_before = _run(model, tok, contiguous=True, end_in_run=False, confidence_threshold=0.9, max_edit_passes=0)
+    steps_before, result_before = _run(model, tok, order="contiguous", end_in_run=False, confidence_threshold=0.9, max_edit_passes=0)
     assert result_before.middle == result.middle and len(steps_before) == len(steps) + 1
     # An unsure end does not join the run.
     model = ScriptedModel(tok, target, confidence=[0.99, 0.99, 0.99, 0.5])
-    steps, _ = _run(model, tok, contiguous=True, end_in_run=True, confidence_threshold=0.9, max_edit_passes=0)
+    steps, _ = _run(model, tok, order="contiguous", end_in_run=True, confidence_threshold=0.9, max_edit_passes=0)
     assert "end" not in [c.kind for c in steps[0].changes]
 
 
@@ -463,16 +460,15 @@ def test_an_end_is_never_committed_behind_a_vetoed_position(tok):
 
 
 class _RefuseEveryMiddle:
-    """Allows every commit and refuses every finished middle: both candidates run."""
+    """Allows every commit and refuses every finished middle: both candidates run, and the
+    last resort never finds a valid early ending (engine/ending.py `valid`): it writes to
+    the end."""
 
     def allows(self, prefix, pieces, suffix):
         return True
 
     def accept_final(self, prefix, middle, suffix):
         return False
-
-    def accept_complete(self, prefix, middle, suffix):
-        return True
 
     def polish(self, prefix, middle, suffix):
         return middle
@@ -491,20 +487,13 @@ def test_a_second_candidate_numbers_its_passes_on(tiny_engine, monkeypatch):
     assert steps[-1].step == numbers[-1]
 
 
-class _RefuseEveryEnding(_RefuseEveryMiddle):
-    """Also refuses every early ending: the last-resort candidate writes to the end."""
-
-    def accept_complete(self, prefix, middle, suffix):
-        return False
-
-
 def test_a_later_candidate_replays_the_passes_an_earlier_one_computed(tiny_engine, monkeypatch):
     # The last resort (left to right) passes through the canvases the first candidate
     # already had the model read: those passes are replayed from the kept logits, each
     # saving one forward and changing nothing else.
     import engine.api
 
-    monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryEnding())
+    monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryMiddle())
     calls = []
     for name in ("canvas_logits", "encode_with_canvas"):  # the first pass encodes the context too
         original = getattr(tiny_engine.model, name)
@@ -548,7 +537,7 @@ def test_a_pass_that_can_write_nothing_ends_the_run(tok):
 
     model = ScriptedModel(tok, [20, 21], confidence=[0.99, 0.6, 0.99])
     only_20 = _TextConstraint(tok, bad={tok.piece(t) for t in range(tok.vocab_size)} - {tok.piece(20), tok.piece(tok.eom_id)})
-    for settings in (SamplerSettings(max_tokens=8, contiguous=True, confidence_threshold=0.5), SamplerSettings(max_tokens=8, confidence_threshold=0.5)):
+    for settings in (SamplerSettings(max_tokens=8, order="contiguous", confidence_threshold=0.5), SamplerSettings(max_tokens=8, confidence_threshold=0.5)):
         steps = []
         for step in denoise(model, tok, None, settings, constraint=only_20):
             steps.append(step)

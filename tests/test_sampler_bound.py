@@ -52,9 +52,6 @@ class RandomVeto:
     def accept_final(self, prefix, middle, suffix):
         return self._draw("final", middle) >= self.final_rate
 
-    def accept_complete(self, prefix, middle, suffix):
-        return self.accept_final(prefix, middle, suffix)
-
     def polish(self, prefix, middle, suffix):
         return middle
 
@@ -91,8 +88,7 @@ def _drive(job: InfillJob, model: FakeLogits, mask_id: int):
     max_tokens=st.integers(0, 20),
     block_size=st.integers(1, 8),
     threshold=st.sampled_from([0.3, 0.6, 0.9]),
-    contiguous=st.booleans(),
-    left_to_right=st.booleans(),
+    order=st.sampled_from(["contiguous", "left_to_right", "confidence"]),
     end_in_run=st.booleans(),
     edit_threshold=st.sampled_from([0.2, 0.5, 0.9]),
     max_edit_passes=st.integers(0, 3),
@@ -100,12 +96,12 @@ def _drive(job: InfillJob, model: FakeLogits, mask_id: int):
     prefix=st.text(alphabet="abc ():=\n", min_size=1, max_size=12),
 )
 def test_every_pass_commits_and_forwards_stay_within_written_plus_two(
-    tok, seed, sharpness, end_bias, veto, final_veto, constrained, max_tokens, block_size, threshold, contiguous, left_to_right, end_in_run, edit_threshold, max_edit_passes, candidates, prefix
+    tok, seed, sharpness, end_bias, veto, final_veto, constrained, max_tokens, block_size, threshold, order, end_in_run, edit_threshold, max_edit_passes, candidates, prefix
 ):
     model = FakeLogits(seed, sharpness, end_bias, tok.eom_id, tok.vocab_size)
     engine = Engine(model, tok)
     cfg = SamplerSettings(
-        max_tokens=max_tokens, block_size=block_size, confidence_threshold=threshold, contiguous=contiguous, left_to_right=left_to_right, end_in_run=end_in_run,
+        max_tokens=max_tokens, block_size=block_size, confidence_threshold=threshold, order=order, end_in_run=end_in_run,
         edit_threshold=edit_threshold, max_edit_passes=max_edit_passes, candidates=candidates, constrained=constrained, copy_weight=0.0,
     )
     constraint = RandomVeto(seed, veto, final_veto) if constrained else None
@@ -126,9 +122,6 @@ class _Refuses:
         return not any(p in self.bad for p in pieces if p is not None)
 
     def accept_final(self, prefix, middle, suffix):
-        return True
-
-    def accept_complete(self, prefix, middle, suffix):
         return True
 
     def polish(self, prefix, middle, suffix):
@@ -170,7 +163,7 @@ def test_a_candidate_closes_its_middle_once_forcing_did_not_help(tok):
     # From position 2 on nothing is allowed: the first such pass forces its best token
     # (FORCED_BEFORE_CLOSING = 1), the next closes the middle (an end of middle is a
     # token written) instead of forcing refused text on to max_tokens.
-    from engine.sampler import FORCED_BEFORE_CLOSING, Denoising
+    from engine.sampler import FORCED_BEFORE_CLOSING, Denoising, Modes, Surroundings
 
     assert FORCED_BEFORE_CLOSING == 1
 
@@ -178,8 +171,7 @@ def test_a_candidate_closes_its_middle_once_forcing_did_not_help(tok):
     rows = [{20: 1.0}, {21: 1.0, 22: 0.5}, {t: -0.01 * t for t in refused[2:]}]
     model = _Scripted(tok, rows)
     constraint = _Refuses({tok.piece(t) for t in refused[2:]})
-    run = Denoising.begin(tok, SamplerSettings(max_tokens=4, block_size=4, confidence_threshold=0.99), constraint, "", "", None, time.perf_counter(), 1)
-    run.close_on_veto = True
+    run = Denoising.begin(tok, SamplerSettings(max_tokens=4, block_size=4, confidence_threshold=0.99), Surroundings("", "", constraint), time.perf_counter(), 1, Modes(close_on_veto=True))
     while (ids := run.canvas_ids()) is not None:
         step = run.advance(model.canvas_logits(None, torch.tensor([ids]))[0])
         assert any(c.kind in ("commit", "end") for c in step.changes)
@@ -201,9 +193,6 @@ class _VetoesWhatIsValid:
 
     def accept_final(self, prefix, middle, suffix):
         return self.good in middle
-
-    def accept_complete(self, prefix, middle, suffix):
-        return self.accept_final(prefix, middle, suffix)
 
     def polish(self, prefix, middle, suffix):
         return middle

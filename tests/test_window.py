@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from lsprotocol import types
 
-from engine.window import CHARS_PER_TOKEN_BUDGET, CUT_GRID, context_window, cross_file_head, prefix_tail, suffix_head
+from engine.context_window import CHARS_PER_TOKEN_BUDGET, CUT_GRID, context_window, cross_file_head, prefix_tail, suffix_head
 
 LINES = "".join(f"value_{i} = {i}\n" for i in range(2000))  # ~30k characters
 

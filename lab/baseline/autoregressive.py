@@ -30,7 +30,7 @@ from typing import Optional, Sequence
 import torch
 import torch.nn.functional as F
 
-from engine.model import ContextCache, InfillTransformer
+from engine.model import EncodedContext, InfillTransformer
 from engine.tokenizer import Tokenizer
 
 
@@ -55,7 +55,7 @@ class DecodeStream:
         return self.keys[layer][:, :, : self.length + 1], self.values[layer][:, :, : self.length + 1]
 
 
-def decode_stream(cache: ContextCache, room: int = 64) -> DecodeStream:
+def decode_stream(cache: EncodedContext, room: int = 64) -> DecodeStream:
     """A stream for token-by-token decoding after the cached prefix, with `room` spare rows.
 
     It holds the prefix minus its last token: that token is the first one fed to
@@ -159,7 +159,7 @@ class GreedyDecode:
     result: Optional[DecodeResult] = None
 
     @classmethod
-    def start(cls, model: InfillTransformer, tok: Tokenizer, context: ContextCache, suffix: str, max_tokens: int, lines: int = 1) -> "GreedyDecode":
+    def start(cls, model: InfillTransformer, tok: Tokenizer, context: EncodedContext, suffix: str, max_tokens: int, lines: int = 1) -> "GreedyDecode":
         state = cls(tok, decode_stream(context, room=max_tokens + 1), context.prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines)
         if max_tokens <= 0:
             state.result = DecodeResult("", 0, state.forwards, "empty")
@@ -243,7 +243,7 @@ class DecodeBatch:
         return finished
 
 
-def decode_many(model: InfillTransformer, tok: Tokenizer, contexts: Sequence[ContextCache], suffixes: Sequence[str], max_tokens: int = 64, lines: int = 1) -> list[DecodeResult]:
+def decode_many(model: InfillTransformer, tok: Tokenizer, contexts: Sequence[EncodedContext], suffixes: Sequence[str], max_tokens: int = 64, lines: int = 1) -> list[DecodeResult]:
     """Greedy-decode every request together, one batched pass per token, each leaving the
     batch when it stops. contexts[i] must hold request i's prefix (its suffix is unused)."""
     start = time.perf_counter()

@@ -23,11 +23,11 @@ from typing import Callable, Optional
 import torch
 import torch.nn.functional as F
 
-from engine.model import ContextCache, InfillTransformer
+from engine.model import EncodedContext, InfillTransformer
 
 
 @torch.no_grad()
-def padded_logits(model: InfillTransformer, caches: list[ContextCache], canvases: list[torch.Tensor]) -> list[torch.Tensor]:
+def padded_logits(model: InfillTransformer, caches: list[EncodedContext], canvases: list[torch.Tensor]) -> list[torch.Tensor]:
     """canvas_logits_many with one masked attention call per layer over padded keys."""
     B, H, Dh = len(caches), model.cfg.n_heads, model.cfg.head_dim
     sizes = [c.shape[0] for c in canvases]

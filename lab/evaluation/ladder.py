@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Optional
 
 from lab.baseline.autoregressive import decode_many
-from engine.window import heal_cursor, unheal_middle
+from engine.healing import heal_cursor, unheal_middle
 from lab.evaluation.execution import run_program
 from lab.evaluation.humaneval import single_line_tasks
 from lab.evaluation.items import DEV_FILE, exact_match, load_items

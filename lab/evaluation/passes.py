@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from lab.evaluation.sweep import edit_similarity
 def main(argv: list[str] | None = None) -> int:
     import engine
     import engine.api
+    import engine.ending
     import engine.sampler
 
     p = argparse.ArgumentParser(prog="python -m lab.evaluation.passes", description=__doc__.splitlines()[0])
@@ -36,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-close-on-veto", action="store_true", help="force refused tokens on to max_tokens (the rule before issue 25)")
     p.add_argument("--search-positions", type=int, default=None)
     p.add_argument("--search-tokens", type=int, default=None)
-    p.add_argument("--ending-tokens", type=int, default=None, help="tokens the last-resort candidate tries as a middle's last (engine.sampler.ENDING_TOKENS)")
+    p.add_argument("--ending-tokens", type=int, default=None, help="tokens the last-resort candidate tries as a middle's last (engine.ending.ENDING_TOKENS)")
     p.add_argument("--no-replay", action="store_true", help="compute every pass of a later candidate (engine.api.REPLAY_BYTES = 0: the rule before replays)")
     p.add_argument("--candidates", type=int, default=None, help="model candidates per request (engine default 2; 3 adds the unconstrained one)")
     p.add_argument("--out", type=Path, default=None, help="write the per-item rows (JSON) here")
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.search_tokens is not None:
         engine.sampler.SEARCH_TOKENS = args.search_tokens
     if args.ending_tokens is not None:
-        engine.sampler.ENDING_TOKENS = args.ending_tokens
+        engine.ending.ENDING_TOKENS = args.ending_tokens
     if args.no_replay:
         engine.api.REPLAY_BYTES = 0
     if args.no_close_on_veto:
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         eng.forget_context()  # cold requests: every item encodes its context
         r = eng.infill(item["prefix"], item["suffix"], language=item.get("language"))
         rows.append({"middle": r.middle, "tokens": r.tokens, "written": r.written, "forwards": r.forwards, "ms": round(r.ms, 1),
-                     "stop": r.stop_reason, "candidates": r.candidates_tried, "em": exact_match(r.middle, item["middle"]),
+                     "stop": r.stop_reason, "end": r.end_rule, "candidates": r.candidates_tried, "em": exact_match(r.middle, item["middle"]),
                      "similarity": edit_similarity(r.middle, item["middle"])})
     cpu_seconds = time.thread_time() - started  # this thread's CPU time: the machine's other load weighs less
     tokens, forwards = sum(r["tokens"] for r in rows), sum(r["forwards"] for r in rows)
@@ -88,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         "p50_ms": round(percentile([r["ms"] for r in rows], 0.5), 1), "mean_ms": round(sum(r["ms"] for r in rows) / len(rows), 1),
         "worst_forwards_minus_written": max(r["forwards"] - r["written"] for r in rows),
         "worst_forwards_minus_tokens": max(r["forwards"] - r["tokens"] for r in rows),
+        "stops": dict(Counter(r["stop"] for r in rows).most_common()),
+        "end_rules": dict(Counter(r["end"] or "none" for r in rows).most_common()),  # engine/ending.py: which rule ended each middle
     }
     if args.out:
         args.out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from lab.progress import report_progress
-from engine.window import heal_cursor
+from engine.healing import heal_cursor
 from lab.evaluation.items import exact_match, load_items
 from lab.evaluation.execution import run_program
 from lab.evaluation.humaneval import LineTask, single_line_tasks

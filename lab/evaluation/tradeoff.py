@@ -3,7 +3,7 @@
     python -m lab.evaluation.tradeoff [--model DIR] [--limit 360] \\
         [--json docs/measurements/tradeoff.json] [--plot docs/img/tradeoff.png]
 
-Every threshold of `--thresholds` with text-order commits (`contiguous`, a sure run from
+Every threshold of `--thresholds` with text-order commits (`order` "contiguous", a sure run from
 the first masked position) and with commits anywhere (every masked position that sure),
 on the same dev-set single-line items (lab/bench_data/dev_lines.jsonl, never the
 held-out benchmark), other settings at the engine's defaults. Tokens per forward pass
@@ -25,9 +25,9 @@ THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 
 def run(eng, items: list[dict], thresholds: tuple[float, ...]) -> list[dict]:
     rows = []
-    for order, contiguous in (("text order", True), ("anywhere", False)):
+    for order, setting in (("text order", "contiguous"), ("anywhere", "confidence")):
         for threshold in thresholds:
-            row = {"order": order, "confidence_threshold": threshold, **measure(eng, items, contiguous=contiguous, confidence_threshold=threshold)}
+            row = {"order": order, "confidence_threshold": threshold, **measure(eng, items, order=setting, confidence_threshold=threshold)}
             rows.append(row)
             print(f"{order:>10} threshold {threshold:.2f}: EM {row['exact_match']:5.1f}%  ES {row['edit_similarity']:5.1f}  "
                   f"TPF {row['tpf']:.2f}  p50 {row['p50_ms']:7.1f} ms", flush=True)

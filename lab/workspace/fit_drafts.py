@@ -52,7 +52,7 @@ def collect(n: int, engine_answers: bool) -> list[dict]:
                 indexes[item.workspace].refresh()
             job = eng.job(item.prefix, item.suffix, item.language, filename=item.filename, workspace=WorkspaceContext(indexes[item.workspace]))
             record = {"id": item.id, "package": item.package, "reference": item.reference, "drafts": []}
-            with eng._lock:
+            with eng.lock:
                 job.prepare()
                 found = job.run.drafts if job.run is not None else None
                 if found is not None:  # the request's first pass, as the engine runs it

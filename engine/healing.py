@@ -1,83 +1,19 @@
-"""The context window: which text around the cursor the model sees. Decided here, once.
+"""Token healing: the cursor backed off to a token boundary, once per request, and the
+one way back to the user's text (`Healing`).
 
-Front ends hand the engine everything they have — the whole text before and after the
-cursor, and context from other files — and `context_window` cuts it to what the model
-was trained on (`SamplerSettings.context_tokens` / `suffix_tokens`, set from the model
-directory's training recipe by `engine.load`). Cross-file context gets a budget *inside*
-the prefix window (`cross_file_share` of it, at most): it goes first, as the front end
-wrote it (comment lines), and the code right before the cursor fills the rest, so
-neither crowds the other out. Before this, the language server kept 16,000 characters of
-prefix after its cross-file block and the engine kept the last ~870 of them: cross-file
-context reached the model only when the local prefix was short.
-
-Windows are cut in characters first (a tokenizer call on a megabyte costs time) with a
-measured chars-per-token budget, at line boundaries, then in tokens by the engine.
+The model writes after the healed prefix; the user gets the middle from the real cursor.
+`Healing.at_cursor` decides what is cut (spaces and tabs, or a word's last tokens), the
+sampler reads `first_text` (the tokens a healed word's first position may hold) and the
+checks judge the user's text through `Healing.judging`; `Healing.user_middle` /
+`user_pieces` turn the model's text back into the user's.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from typing import Optional, Sequence
 
-CHARS_PER_TOKEN_BUDGET = 3.4  # measured on the corpus's validation split (chars per token)
-CUT_GRID = 256  # the prefix window's left edge moves in steps of this many chars (cache reuse)
+from engine.types import SyntaxConstraint
 
-
-@dataclass(frozen=True)
-class ContextWindow:
-    """The texts the model sees: `cross_file` then `prefix` before the canvas, `suffix` after."""
-
-    prefix: str  # the tail of the text before the cursor
-    suffix: str  # the head of the text after the cursor
-    cross_file: str = ""  # the part of the cross-file context that fits its budget
-
-
-def prefix_tail(prefix: str, max_tokens: int) -> str:
-    """The tail of the prefix worth `max_tokens` tokens, cut at a line start.
-
-    The cut moves in steps of CUT_GRID chars, so while the user types the window's left
-    edge stays put and the cached keys/values of the prefix stay valid."""
-    budget = int(max_tokens * CHARS_PER_TOKEN_BUDGET)
-    if len(prefix) <= budget:
-        return prefix
-    target = len(prefix) - budget
-    target = (target // CUT_GRID + 1) * CUT_GRID
-    line_start = prefix.find("\n", target)
-    return prefix[line_start + 1 :] if line_start != -1 else prefix[target:]
-
-
-def suffix_head(suffix: str, max_tokens: int) -> str:
-    """The head of the suffix worth `max_tokens` tokens, cut after a line end."""
-    budget = int(max_tokens * CHARS_PER_TOKEN_BUDGET)
-    if len(suffix) <= budget:
-        return suffix
-    line_end = suffix.rfind("\n", 0, budget)
-    return suffix[: line_end + 1] if line_end > 0 else suffix[:budget]
-
-
-def cross_file_head(context: str, max_tokens: int) -> str:
-    """The first whole lines of cross-file context worth at most `max_tokens` tokens
-    (the front end puts the most relevant first)."""
-    budget = int(max_tokens * CHARS_PER_TOKEN_BUDGET)
-    if len(context) <= budget:
-        return context
-    line_end = context.rfind("\n", 0, budget)
-    return context[: line_end + 1] if line_end != -1 else ""
-
-
-def context_window(prefix: str, suffix: str, *, prefix_tokens: int, suffix_tokens: int, cross_file: str = "", cross_file_share: float = 0.0) -> ContextWindow:
-    """The window for one request (module docstring). Without cross-file context the
-    prefix window is the whole `prefix_tokens` budget."""
-    cross = cross_file_head(cross_file, int(prefix_tokens * cross_file_share)) if cross_file else ""
-    local_tokens = prefix_tokens - cross_file_tokens(cross)
-    return ContextWindow(prefix_tail(prefix, local_tokens), suffix_head(suffix, suffix_tokens), cross)
-
-
-def cross_file_tokens(cross: str) -> int:
-    """The part of the prefix budget (in tokens) that `cross` uses up."""
-    return math.ceil(len(cross) / CHARS_PER_TOKEN_BUDGET)
-
-
-# ---------------------------------------------------------------- token healing
 # The tokenizer (byte-level BPE) glues a space to the word after it (" return", "  " +
 # " x") and writes an indentation as one run of spaces followed by a spaced word
 # ("       " + " return" for 8 spaces). A cursor right after whitespace therefore cuts a
@@ -185,6 +121,60 @@ def unheal_pieces(pieces: list, removed: str, exact: bool = False) -> list:
     return out
 
 
+@dataclass(frozen=True)
+class Healing:
+    """What was cut from the end of the user's prefix (nothing, spaces and tabs, or a
+    word's last tokens), decided once per request (`at_cursor`); every later step asks it
+    how to turn the model's text into the user's."""
+
+    removed: str = ""  # the text cut from the end of the user's prefix
+    word: bool = False  # a word's last tokens (the middle's first token must write them again), else spaces and tabs
+
+    @classmethod
+    def at_cursor(cls, prefix: str, tok, *, whitespace: bool, word: bool) -> tuple[str, "Healing"]:
+        """(the prefix the model sees, the healing) for a request: spaces and tabs before
+        the cursor (`heal_cursor`), else, inside a word, its last tokens (`heal_word`)."""
+        if whitespace:
+            kept, removed = heal_cursor(prefix)
+            if removed:
+                return kept, cls(removed)
+        if word:
+            kept, removed = heal_word(prefix, tok)
+            if removed:
+                return kept, cls(removed, word=True)
+        return prefix, cls()
+
+    def __bool__(self) -> bool:
+        return bool(self.removed)
+
+    @property
+    def first_text(self) -> str:
+        """Text the middle's first token must start with ("" when any token may stand)."""
+        return self.removed if self.word else ""
+
+    def user_prefix(self, prefix: str) -> str:
+        """The user's prefix, from the prefix the model saw."""
+        return prefix + self.removed
+
+    def user_middle(self, middle: str) -> str:
+        """The model's middle from the user's cursor (`unheal_middle`)."""
+        return unheal_middle(middle, self.removed, exact=self.word)
+
+    def user_pieces(self, pieces: list) -> list:
+        """A streamed canvas from the user's cursor (`unheal_pieces`)."""
+        return unheal_pieces(pieces, self.removed, exact=self.word)
+
+    def indentation_completed(self, middle: str) -> Optional[str]:
+        """The rest of the model's indentation run when the user is still typing it
+        (`completed_indentation`); None for a healed word or no such run."""
+        return None if self.word else completed_indentation(middle, self.removed)
+
+    def judging(self, constraint: SyntaxConstraint) -> SyntaxConstraint:
+        """`constraint` judging the user's text for the sampler's checks (HealedConstraint);
+        the constraint itself when nothing was healed."""
+        return HealedConstraint(constraint, self) if self else constraint
+
+
 class HealedConstraint:
     """A syntax constraint that judges a healed request's text as the user will get it.
 
@@ -196,21 +186,14 @@ class HealedConstraint:
     the suffix does not match), and the answer came back empty although the text shown
     would have been valid (docs/ladder.md, "Empty answers under the constraint")."""
 
-    def __init__(self, inner, healed: str, exact: bool = False) -> None:
-        self.inner, self.healed, self.exact = inner, healed, exact  # exact: a healed word (unheal_middle)
+    def __init__(self, inner: SyntaxConstraint, healing: Healing) -> None:
+        self.inner, self.healing = inner, healing
 
-    def __getattr__(self, name: str):  # stats, spec: the inner constraint's
-        return getattr(self.inner, name)
-
-    def allows(self, prefix: str, pieces, suffix: str) -> bool:
-        return self.inner.allows(prefix + self.healed, unheal_pieces(list(pieces), self.healed, self.exact), suffix)
+    def allows(self, prefix: str, pieces: Sequence[Optional[str]], suffix: str) -> bool:
+        return self.inner.allows(self.healing.user_prefix(prefix), self.healing.user_pieces(list(pieces)), suffix)
 
     def accept_final(self, prefix: str, middle: str, suffix: str) -> bool:
-        return self.inner.accept_final(prefix + self.healed, unheal_middle(middle, self.healed, self.exact), suffix)
-
-    def accept_complete(self, prefix: str, middle: str, suffix: str) -> bool:
-        return self.inner.accept_complete(prefix + self.healed, unheal_middle(middle, self.healed, self.exact), suffix)
+        return self.inner.accept_final(self.healing.user_prefix(prefix), self.healing.user_middle(middle), suffix)
 
     def polish(self, prefix: str, middle: str, suffix: str) -> str:
-        """The polished middle, unhealed (unheal_middle of it is itself)."""
-        return self.inner.polish(prefix + self.healed, unheal_middle(middle, self.healed), suffix)
+        return self.inner.polish(self.healing.user_prefix(prefix), self.healing.user_middle(middle), suffix)
