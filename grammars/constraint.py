@@ -19,7 +19,7 @@ import tree_sitter as ts
 from . import polish as polish_mod
 from .early_errors import EarlyError, early_errors
 from .python_check import adds_python_error
-from .splice import added_errors, splice_error_balance
+from .splice import added_errors, splice_error_balance, stands_on_its_own
 from .registry import LanguageSpec
 from .syntax import SyntaxErrorSpan, minimal_errors, token_left, token_right
 from .window import Window, WindowCache, neutral_line
@@ -37,6 +37,7 @@ class ConstraintStats:
     allows_seconds: float = 0.0
     final_calls: int = 0
     final_rejections: int = 0
+    final_on_its_own: int = 0  # middles accepted in a file broken elsewhere (splice.stands_on_its_own)
     final_seconds: float = 0.0
     polish_calls: int = 0
     polish_changes: int = 0
@@ -224,7 +225,7 @@ class TreeSitterConstraint:
                 # A doc comment whose closing line was the hole must be closed (window.py,
                 # `_runaway_comment`): tree-sitter sees no error in a longer comment.
                 closes = window.comment_close is None or window.comment_close in middle
-                ok = closes and added_errors(window, middle) == 0 and not self._early_error(window, prefix, middle)
+                ok = closes and self._no_new_errors(window, middle) and not self._early_error(window, prefix, middle)
                 if ok and self.spec.name == "python":
                     # tree-sitter-python lets through code CPython refuses (a statement
                     # indented deeper than its block): ask CPython too, on the same window.
@@ -235,6 +236,17 @@ class TreeSitterConstraint:
         if not ok:
             self.stats.final_rejections += 1
         return ok
+
+    def _no_new_errors(self, window: Window, middle: str) -> bool:
+        """The splice adds no syntax error (grammars/splice.py `added_errors`); in a file
+        broken elsewhere, where the other errors move when a line is inserted, the middle's
+        own text is judged instead (`stands_on_its_own`)."""
+        if added_errors(window, middle) == 0:
+            return True
+        if stands_on_its_own(window, middle):
+            self.stats.final_on_its_own += 1
+            return True
+        return False
 
     def _early_error(self, window: Window, prefix: str, middle: str) -> bool:
         """Whether the middle has code the grammar accepts and the compiler refuses
