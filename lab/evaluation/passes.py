@@ -90,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         "p50_ms": round(percentile([r["ms"] for r in rows], 0.5), 1), "mean_ms": round(sum(r["ms"] for r in rows) / len(rows), 1),
         "worst_forwards_minus_written": max(r["forwards"] - r["written"] for r in rows),
         "worst_forwards_minus_tokens": max(r["forwards"] - r["tokens"] for r in rows),
+        # Work not delivered (issue 34): forward passes beyond the returned middle's tokens.
+        "forwards_minus_tokens_p50": percentile([r["forwards"] - r["tokens"] for r in rows], 0.5),
+        "forwards_minus_tokens_p95": percentile([r["forwards"] - r["tokens"] for r in rows], 0.95),
+        "share_forwards_within_tokens_plus_2": round(sum(r["forwards"] - r["tokens"] <= 2 for r in rows) / len(rows), 3),
         "stops": dict(Counter(r["stop"] for r in rows).most_common()),
         "end_rules": dict(Counter(r["end"] or "none" for r in rows).most_common()),  # engine/ending.py: which rule ended each middle
     }

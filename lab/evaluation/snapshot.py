@@ -170,7 +170,22 @@ def compare_rows(a: list[dict], b: list[dict]) -> dict:
         "only_in_a": len(a_keys - set(b_by_key)), "only_in_b": len(set(b_by_key) - a_keys),
         "by_field": by_field, "differing": differing, "tables": tables,
         "differing_by_suite": Counter(ra["suite"] for ra, _, _ in differing),
+        "work": (work_figures(a), work_figures(b)),
     }
+
+
+def work_figures(rows: list[dict]) -> dict:
+    """Per suite: tokens per forward and the forwards beyond the returned middle's tokens
+    (p50, p95, worst, the share within tokens + 2: issue 34's work not delivered)."""
+    out = {}
+    for suite in sorted({r["suite"] for r in rows}):
+        rs = [r for r in rows if r["suite"] == suite]
+        extra = sorted(r["forwards"] - r["tokens"] for r in rs)
+        forwards = sum(r["forwards"] for r in rs)
+        out[suite] = {"tokens_per_forward": round(sum(r["tokens"] for r in rs) / forwards, 3) if forwards else 0.0,
+                      "extra_p50": extra[len(extra) // 2], "extra_p95": extra[min(len(extra) - 1, int(len(extra) * 0.95))], "extra_worst": extra[-1],
+                      "within_2": round(sum(e <= 2 for e in extra) / len(extra), 3)}
+    return out
 
 
 def _value(v) -> str:
@@ -192,6 +207,12 @@ def format_report(a_path, b_path, report: dict, show: int) -> str:
         kw = max([len(name)] + [len(k) for k in keys])
         lines += ["", f"{name:<{kw}}  {'A':>6}  {'B':>6}"]
         lines += [f"{k:<{kw}}  {ca[k]:>6}  {cb[k]:>6}" + ("" if ca[k] == cb[k] else f"  ({cb[k] - ca[k]:+d})") for k in keys]
+    lines += ["", "work (forwards beyond the middle's tokens)  A | B"]
+    for suite in sorted(set(report["work"][0]) | set(report["work"][1])):
+        wa, wb = report["work"][0].get(suite, {}), report["work"][1].get(suite, {})
+        fmt = lambda w: (f"tokens/forward {w['tokens_per_forward']}, extra p50 {w['extra_p50']} p95 {w['extra_p95']} worst {w['extra_worst']}, "  # noqa: E731
+                         f"within +2 {w['within_2']:.1%}") if w else "-"
+        lines.append(f"  {suite}: {fmt(wa)} | {fmt(wb)}")
     if report["differing"] and show > 0:
         lines += ["", f"first {min(show, len(report['differing']))} of {len(report['differing'])} differing items:"]
         for ra, rb, fields in report["differing"][:show]:
