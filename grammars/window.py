@@ -256,6 +256,30 @@ def neutral_line(spec: LanguageSpec, prefix: bytes, suffix: bytes) -> Optional[b
     return neutral
 
 
+# What the empty line at the cursor may have been where it opens or closes a block or a
+# bracket (`neutral_line` does not apply): an error below the cursor's line that stays
+# with every one of these on it is another broken line's (`_without_others`). Each must
+# parse as a line on its own, and together they must repair any one lost line: one that
+# does repair the hole's errors keeps them the hole's.
+FILLER_LINES = {
+    "python": (b"pass", b"if x:", b"else:", b"try:", b"except:", b"def f():", b"class C:", b"def f(", b"f(", b"if (", b"x = [",
+               b"x = {", b"x = (", b")", b"]", b"}", b"):", b'"""', b"'''"),
+    "javascript": (b";", b"{", b"}", b"} else {", b"if (x) {", b"try {", b"f() {", b"f(() => {", b"f(", b"f({", b"if (", b"x = [",
+                   b"x = {", b")", b"})", b"]", b");", b"case 0:", b"/*", b"`"),
+}
+
+
+def _cursor_alone(prefix: bytes, suffix: bytes) -> bool:
+    line_end = suffix.find(b"\n")
+    return not prefix[prefix.rfind(b"\n") + 1 :].strip() and line_end >= 0 and not suffix[:line_end].strip()
+
+
+def _stays(parser: IncrementalParser, prefix: bytes, filler: bytes, suffix: bytes) -> set[tuple[int, int, bool]]:
+    """The errors after the cursor with `filler` at it, in the empty hole's offsets."""
+    cursor, shift = len(prefix), len(filler)
+    return {(e.start - shift, e.end - shift, e.missing) for e in minimal_errors(parser.parse(prefix + filler + suffix).root_node) if e.start >= cursor + shift}
+
+
 def _without_others(spec: LanguageSpec, parser: IncrementalParser, prefix: bytes, suffix: bytes, at_cursor: list[SyntaxErrorSpan]) -> list[SyntaxErrorSpan]:
     """The hole's errors less those other broken lines make. With the cursor alone on its
     line (only indentation before it, nothing after) and a line that, by the indentation
@@ -268,7 +292,9 @@ def _without_others(spec: LanguageSpec, parser: IncrementalParser, prefix: bytes
     A removed `{` line keeps its error at the construct's closer: the line after it is
     deeper; a removed `if x:` line keeps its orphan `else:`."""
     neutral = neutral_line(spec, prefix, suffix)
-    if neutral is None or not at_cursor:
+    if neutral is None:
+        return _without_others_by_fillers(spec, parser, prefix, suffix, at_cursor)
+    if not at_cursor:
         return at_cursor
     line_end = suffix.find(b"\n")
     after = [ln for ln in suffix[line_end + 1 :].split(b"\n", 40)[:40] if ln.strip()]
@@ -285,6 +311,28 @@ def _without_others(spec: LanguageSpec, parser: IncrementalParser, prefix: bytes
     shift = len(neutral)
     stays = {(e.start - shift, e.end - shift, e.missing) for e in minimal_errors(parser.parse(filled).root_node) if e.start >= cursor + shift}
     return [e for e in at_cursor if e not in others or (e.start, e.end, e.missing) not in stays]
+
+
+def _without_others_by_fillers(spec: LanguageSpec, parser: IncrementalParser, prefix: bytes, suffix: bytes,
+                               at_cursor: list[SyntaxErrorSpan]) -> list[SyntaxErrorSpan]:
+    """`_without_others` where the empty line at the cursor opens or closes a block (the
+    next line is deeper, or the previous one): no one neutral line stands there, so an
+    error below the cursor's line is another broken line's only when it stays whatever
+    line of FILLER_LINES is put at the cursor. Where one of them repairs it (the lost line
+    was `if (x) {`, and `{` closes the construct again), it stays the hole's."""
+    fillers = FILLER_LINES.get(spec.name)
+    if not fillers or not at_cursor or not _cursor_alone(prefix, suffix):
+        return at_cursor
+    line_end = len(prefix) + suffix.find(b"\n")
+    others = [e for e in at_cursor if e.start > line_end]
+    for filler in fillers:
+        if not others:
+            return at_cursor
+        # Matched by overlap: the parser's recovery moves an error's edges a token or so
+        # from one filler to the next.
+        stays = _stays(parser, prefix, filler, suffix)
+        others = [e for e in others if any(start <= e.end and end >= e.start for start, end, _ in stays)]
+    return [e for e in at_cursor if e not in others]
 
 
 def _construct_end(text: bytes, cursor: int) -> int:

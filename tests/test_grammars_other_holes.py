@@ -60,3 +60,33 @@ def test_an_orphan_else_below_the_hole_is_the_holes_to_repair() -> None:
     suffix = "\n    else:\n        a = 3\n    return a\n"
     assert not check.accept_final(prefix, "b = 2", suffix)
     assert check.accept_final(prefix, "if x: a = 2", suffix)
+
+
+# The cursor's line closes a bracket (the line before is deeper, so no neutral line
+# stands there), and a function below lost a line too (`const y = x *` goes on into
+# `return`): that error stays whatever line is put at the cursor, so it is the file's
+# (grammars/window.py `_without_others_by_fillers`), though the bracket open at the
+# cursor made every error to the end of the text the hole's.
+CLOSER_AND_OTHER = (
+    "const {\n  a,\n  b,\n",
+    "\n\nfunction f(x) {\n  const y = x *\n  return y\n}\n\nmodule.exports = f\n",
+)
+
+
+def test_a_closer_line_is_accepted_with_another_line_broken_below() -> None:
+    check = constraint_for("javascript")
+    prefix, suffix = CLOSER_AND_OTHER
+    assert check.accept_final(prefix, "} = require('m')", suffix)
+    # The hole's own error (the bracket left open) is still the middle's to repair.
+    assert not check.accept_final(prefix, "c,", suffix)
+    assert not check.accept_final(prefix, "} = require('m') (", suffix)
+
+
+def test_a_lost_opener_alone_in_its_file_is_never_excused() -> None:
+    # With no other broken line, some filler (`try {`) repairs every error: nothing is excused.
+    check = constraint_for("javascript")
+    prefix = "function f() {\n  "
+    suffix = "\n    g()\n  } catch (e) {\n    h(e)\n  }\n}\n"
+    assert check.accept_final(prefix, "try {", suffix)
+    assert not check.accept_final(prefix, "g()", suffix)
+    assert not check.accept_final(prefix, "{", suffix)
