@@ -269,7 +269,8 @@ FILLER_LINES = {
 }
 
 
-def _cursor_alone(prefix: bytes, suffix: bytes) -> bool:
+def cursor_alone(prefix: bytes, suffix: bytes) -> bool:
+    """Whether the cursor is alone on its line: only indentation before it, nothing after."""
     line_end = suffix.find(b"\n")
     return not prefix[prefix.rfind(b"\n") + 1 :].strip() and line_end >= 0 and not suffix[:line_end].strip()
 
@@ -321,7 +322,7 @@ def _without_others_by_fillers(spec: LanguageSpec, parser: IncrementalParser, pr
     line of FILLER_LINES is put at the cursor. Where one of them repairs it (the lost line
     was `if (x) {`, and `{` closes the construct again), it stays the hole's."""
     fillers = FILLER_LINES.get(spec.name)
-    if not fillers or not at_cursor or not _cursor_alone(prefix, suffix):
+    if not fillers or not at_cursor or not cursor_alone(prefix, suffix):
         return at_cursor
     line_end = len(prefix) + suffix.find(b"\n")
     others = [e for e in at_cursor if e.start > line_end]
@@ -430,6 +431,9 @@ class Window:
     # (grammars/early_errors.py) the empty hole has between the cursor and there, once asked.
     zone_end: int = 0
     hole_early_errors: Optional[list] = None
+    # The early errors below the cursor that are the file's, not the hole's (grammars/
+    # constraint.py `_file_early_errors`), once asked.
+    file_early_errors: Optional[set] = None
     # The closer of the block comment the cursor is in when the hole was its closing line
     # (`_runaway_comment`): a middle must close it. None elsewhere.
     comment_close: Optional[str] = None

@@ -90,3 +90,16 @@ def test_a_lost_opener_alone_in_its_file_is_never_excused() -> None:
     assert check.accept_final(prefix, "try {", suffix)
     assert not check.accept_final(prefix, "g()", suffix)
     assert not check.accept_final(prefix, "{", suffix)
+
+
+def test_python_an_early_error_below_a_block_line_that_no_filler_repairs_is_the_files() -> None:
+    # The cursor's line opens a block (no neutral line applies), and `__get__` below lost
+    # its `if` line: `return self` is then no function's (CPython's view of tree-sitter's
+    # tree). It stays whatever line of FILLER_LINES is at the cursor, so it is the file's
+    # (grammars/constraint.py `_file_early_errors`).
+    check = constraint_for("python")
+    prefix = "class C:\n    def __call__(self, *args):\n        try:\n            return self._partial(*args)\n        "
+    suffix = ("\n            if self._should_curry(args, exc):\n                return self.bind(*args)\n            raise\n\n"
+              "    def __get__(self, instance, owner):\n        \n            return self\n        return curry(self, instance)\n")
+    assert check.accept_final(prefix, "except TypeError as exc:", suffix)
+    assert not check.accept_final(prefix, "except TypeError as exc: (", suffix)
