@@ -263,10 +263,25 @@ def neutral_line(spec: LanguageSpec, prefix: bytes, suffix: bytes) -> Optional[b
 # does repair the hole's errors keeps them the hole's.
 FILLER_LINES = {
     "python": (b"pass", b"if x:", b"else:", b"try:", b"except:", b"def f():", b"class C:", b"def f(", b"f(", b"if (", b"x = [",
-               b"x = {", b"x = (", b")", b"]", b"}", b"):", b'"""', b"'''"),
+               b"x = {", b"x = (", b")", b"]", b"}", b"):", b'"""', b"'''", b"for x in y", b"x,"),
     "javascript": (b";", b"{", b"}", b"} else {", b"if (x) {", b"try {", b"f() {", b"f(() => {", b"f(", b"f({", b"if (", b"x = [",
                    b"x = {", b")", b"})", b"]", b");", b"case 0:", b"/*", b"`"),
 }
+
+
+_SWALLOWING = {"string", "template_string", "comment", "string_content"}
+
+
+def _swallowed(root: ts.Node, cursor: int, length: int, to_hole) -> Optional[tuple[int, int]]:
+    """The stretch (in the empty window's offsets) of the outermost string, comment or
+    ERROR that starts in the filler at [cursor, cursor + length), if any."""
+    node = root.descendant_for_byte_range(cursor, cursor + max(0, length - 1))
+    found = None
+    while node is not None:
+        if cursor <= node.start_byte < cursor + length and (node.is_error or node.type in _SWALLOWING):
+            found = (to_hole(node.start_byte), to_hole(node.end_byte))
+        node = node.parent
+    return found
 
 
 def cursor_alone(prefix: bytes, suffix: bytes) -> bool:
@@ -434,6 +449,7 @@ class Window:
     # The early errors below the cursor that are the file's, not the hole's (grammars/
     # constraint.py `_file_early_errors`), once asked.
     file_early_errors: Optional[set] = None
+    _filler_errors: Optional[list] = None  # `filler_errors`, once asked
     # The closer of the block comment the cursor is in when the hole was its closing line
     # (`_runaway_comment`): a middle must close it. None elsewhere.
     comment_close: Optional[str] = None
@@ -515,6 +531,42 @@ class Window:
         after = self.suffix_text[: len(close) - 1] if len(close) > 1 else ""
         text = around + middle + after
         return close not in text and not (close == "`" and "${" in self.prefix_text[-1:] + middle)
+
+    def filler_errors(self) -> list[tuple[list[tuple[int, int]], Optional[tuple[int, int]]]]:
+        """With the cursor alone on its line: the errors of the window with its empty line,
+        then with each line of FILLER_LINES at the cursor that leaves no more errors than
+        the empty line (one that makes the file worse is not what was lost there), as spans
+        in the empty window's offsets (one that covers the filler covers the cursor), each
+        with the stretch the filler swallows, if any: a string, a comment or an ERROR that
+        starts at it (a triple quote, `/*`) runs over the text below, hiding its errors
+        rather than repairing them. The first filler, the neutral line, is always kept.
+        Empty elsewhere. Computed once, when first asked: only a splice with an error the
+        file has not asks (each filler is a parse of the window)."""
+        if self._filler_errors is None:
+            self._filler_errors = []
+            fillers = FILLER_LINES.get(self.spec.name)
+            if fillers and cursor_alone(self.prefix, self.suffix):
+                cursor = self.cursor
+                self._filler_errors.append(([(e.start, e.end) for e in self.baseline], None))
+                for i, filler in enumerate(fillers):
+                    shift = len(filler)
+                    root = self.final_parser.parse(self.prefix + filler + self.suffix).root_node
+                    errors = minimal_errors(root)
+                    if i and len(errors) > len(self.baseline):
+                        continue
+                    to_hole = lambda at: at if at <= cursor else max(cursor, at - shift)  # noqa: E731
+                    self._filler_errors.append(([(to_hole(e.start), to_hole(e.end)) for e in errors], _swallowed(root, cursor, shift, to_hole)))
+        return self._filler_errors
+
+    def stays_with_every_line(self, start: int, end: int) -> bool:
+        """Whether an error at [start, end] (the empty window's offsets) lies inside an
+        error whatever line stands at the cursor (`filler_errors`; a filler that swallows
+        it says nothing): no middle's doing, and none for a middle to repair."""
+        spans = self.filler_errors()
+        return bool(spans) and all(
+            (swallowed is not None and swallowed[0] <= start and swallowed[1] >= end) or any(s <= start and e >= end for s, e in errors)
+            for errors, swallowed in spans
+        )
 
     def baseline_near(self, lo: int, hi: int) -> bool:
         """Whether the baseline has an error touching [lo, hi] (baseline byte offsets)."""

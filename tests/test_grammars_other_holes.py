@@ -92,6 +92,33 @@ def test_a_lost_opener_alone_in_its_file_is_never_excused() -> None:
     assert not check.accept_final(prefix, "{", suffix)
 
 
+def test_an_error_every_line_at_the_cursor_keeps_is_the_files() -> None:
+    # The function's `if (...) {` line was lost elsewhere: its `}` closes the arrow function
+    # early, and the function's own `}` above the hole is then a stray closer. No line at
+    # the cursor repairs it (grammars/window.py `Window.stays_with_every_line`), so it does
+    # not refuse the true last line; the middle's own errors still do.
+    check = constraint_for("javascript")
+    prefix = ("const SemVer = require('../classes/semver')\nconst parse = (version, options, throwErrors = false) => {\n  \n"
+              "    return version\n  }\n  try {\n    return new SemVer(version, options)\n  } catch (er) {\n"
+              "    if (!throwErrors) {\n      return null\n    }\n    throw er\n  }\n}\n\n")
+    assert check.accept_final(prefix, "module.exports = parse", "\n")
+    assert not check.accept_final(prefix, "module.exports = parse (", "\n")
+    assert not check.accept_final(prefix, "module.exports = parse)", "\n")
+
+
+def test_a_filler_that_swallows_the_rest_repairs_nothing() -> None:
+    # Other entries lost their lambda lines; a triple quote at the cursor would turn the
+    # rest of the file into a string and so "repair" their errors: it says nothing.
+    check = constraint_for("python")
+    prefix = '"""The signatures of builtins."""\nimport operator\n\ninfo = dict(\n    abs=[\n        lambda x: None],\n    all=[\n        \n    anext=[\n        '
+    suffix = ("\n        lambda aiterator, default: None],\n    any=[\n        lambda iterable: None],\n    bool=[\n        lambda x=False: None],\n"
+              "    complex=[\n        \n    delattr=[\n        lambda obj, name: None],\n    dir=[\n        lambda: None,\n        lambda object: None],\n)\n\n\n"
+              'def f(x):\n    """Whether x is known."""\n    return x in info\n')
+    assert check.accept_final(prefix, "lambda aiterator: None,", suffix)
+    assert not check.accept_final(prefix, "lambda aiterator: None, (", suffix)
+    assert not check.accept_final(prefix, "lambda aiterator: (", suffix)
+
+
 def test_python_an_early_error_below_a_block_line_that_no_filler_repairs_is_the_files() -> None:
     # The cursor's line opens a block (no neutral line applies), and `__get__` below lost
     # its `if` line: `return self` is then no function's (CPython's view of tree-sitter's
@@ -103,3 +130,17 @@ def test_python_an_early_error_below_a_block_line_that_no_filler_repairs_is_the_
               "    def __get__(self, instance, owner):\n        \n            return self\n        return curry(self, instance)\n")
     assert check.accept_final(prefix, "except TypeError as exc:", suffix)
     assert not check.accept_final(prefix, "except TypeError as exc: (", suffix)
+
+
+def test_an_error_a_comprehension_clause_repairs_stays_the_holes() -> None:
+    # The empty hole leaves the comprehension without its `for`: an error the neutral line
+    # keeps, so the file's. `| (` moves it and adds a MISSING `)` inside it: a missing token
+    # is always the middle's own. `| typing.Callable((` only moves it: the `for x in y`
+    # filler (FILLER_LINES) repairs it, so it stays the hole's to repair.
+    check = constraint_for("python")
+    prefix = ('class Nested:\n    def _option(self, option_name):\n        nested_field = f"{self.name}."\n'
+              "        return [\n            field.split(nested_field, 1)[1]\n            ")
+    suffix = "\n            if field.startswith(nested_field)\n        ]\n"
+    assert check.accept_final(prefix, "for field in getattr(self.root, option_name, set())", suffix)
+    assert not check.accept_final(prefix, "| (", suffix)
+    assert not check.accept_final(prefix, "| typing.Callable((", suffix)
