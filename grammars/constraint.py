@@ -22,7 +22,7 @@ from .python_check import adds_python_error
 from .splice import added_errors, splice_error_balance, stands_on_its_own
 from .registry import LanguageSpec
 from .syntax import SyntaxErrorSpan, minimal_errors, token_left, token_right
-from .window import Window, WindowCache, neutral_line
+from .window import FILLER_LINES, Window, WindowCache, cursor_alone, neutral_line
 
 
 ANSWER_CACHE_SIZE = 4096  # remembered `allows` answers (cleared when full)
@@ -97,6 +97,20 @@ def build_probe(window: Window, pieces: Sequence[Optional[str]]) -> Probe:
     canvas_end = pos
     parts.append(window.suffix)
     return Probe(b"".join(parts), len(window.prefix), canvas_end, tuple(holes))
+
+
+_HIDING = {"ERROR", "string", "template_string", "comment", "string_content"}
+
+
+def _hidden(root: ts.Node, offset: int) -> bool:
+    """Whether the code at `offset` is no code in this tree: inside a string, a comment or
+    an ERROR, where no early error is looked for."""
+    node: Optional[ts.Node] = root.descendant_for_byte_range(offset, offset + 1)
+    while node is not None:
+        if node.type in _HIDING or node.is_error:
+            return True
+        node = node.parent
+    return False
 
 
 class TreeSitterConstraint:
@@ -293,14 +307,34 @@ class TreeSitterConstraint:
     def _file_early_errors(self, window: Window, prefix: str) -> set[tuple[int, str]]:
         """(start, message) of the early errors below the cursor that stay when its empty line
         holds a neutral statement (grammars/window.py `neutral_line`): another broken line's
-        doing, not the hole's, and no middle's to repair. Empty where that test does not apply."""
-        neutral = neutral_line(self.spec, window.prefix, window.suffix)
-        if neutral is None:
-            return set()
-        cursor, shift = window.cursor, len(neutral)
-        root = window.final_parser.parse(window.prefix + neutral + window.suffix).root_node
-        stays = self._early_errors_in(window, prefix, root, cursor + shift, window.zone_end + shift, cursor + shift)
-        return {(e.start - shift, e.message) for e in stays}
+        doing, not the hole's, and no middle's to repair. Where the line opens or closes a
+        block (no neutral line applies), those that no line of FILLER_LINES at the cursor
+        repairs, as `_without_others_by_fillers` judges tree-sitter's errors: a lost
+        `def f():` line keeps its `return` outside a function the hole's. A filler that
+        only hides the error (in a string, a comment or an ERROR: a triple quote, `f(`) repairs
+        nothing. Empty where neither test applies."""
+        if window.file_early_errors is None:
+            neutral = neutral_line(self.spec, window.prefix, window.suffix)
+            if neutral is not None:
+                fillers: tuple[bytes, ...] = (neutral,)
+            elif cursor_alone(window.prefix, window.suffix):
+                fillers = FILLER_LINES.get(self.spec.name, ())
+            else:
+                fillers = ()
+            stays: Optional[set[tuple[int, str]]] = None
+            for filler in fillers:
+                cursor, shift = window.cursor, len(filler)
+                root = window.final_parser.parse(window.prefix + filler + window.suffix).root_node
+                found = self._early_errors_in(window, prefix, root, cursor + shift, window.zone_end + shift, cursor + shift)
+                these = {(e.start - shift, e.message) for e in found}
+                if stays is None:
+                    stays = these
+                else:
+                    stays = {e for e in stays if e in these or _hidden(root, e[0] + shift)}
+                if not stays:
+                    break
+            window.file_early_errors = stays or set()
+        return window.file_early_errors
 
     def _early_errors_in(self, window: Window, prefix: str, root: ts.Node, lo: int, hi: int,
                          middle_end: Optional[int] = None) -> list[EarlyError]:

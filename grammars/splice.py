@@ -42,9 +42,30 @@ def added_errors(window: Window, middle: str) -> int:
     Errors identical to one the file has elsewhere (same place in the prefix, same
     distance from the end in the suffix) are the file's. The empty hole's own errors
     (`result = ` + newline, `while :`) are not: a middle must repair them, not keep
-    them, so `result = ;` is refused. Any error inside the middle is new."""
+    them, so `result = ;` is refused. Any error inside the middle is new.
+
+    Outside the middle, with the cursor alone on its line, an error inside one that
+    whatever line stands at the cursor has too (the empty line and every line of
+    FILLER_LINES that leaves the file no worse: `Window.stays_with_every_line`) is not
+    the middle's either: other broken lines of the file put it there, and the middle only
+    moved the parser's recovery inside it (a stray `}` left by a lost `if (...) {` line,
+    case labels orphaned by a lost `switch` line and split in two by the middle). Not a
+    MISSING token: a bracket or a colon the splice leaves unclosed is the middle's own
+    (`| (` in a comprehension whose lost `for` line left an error there already)."""
     own, _, after = _before_after(window, middle)
-    return sum(n if key[0] == "middle" else max(0, n - own.get(key, 0)) for key, n in after.items())
+    added = 0
+    base_total = window.cursor + len(window.suffix)
+    for key, n in after.items():
+        if key[0] == "middle":
+            added += n
+            continue
+        extra = max(0, n - own.get(key, 0))
+        if extra:
+            start, end = key[1:3] if key[0] == "prefix" else (base_total - key[1], base_total - key[2])
+            missing = key[3]
+            if missing or not window.stays_with_every_line(start, end):
+                added += extra
+    return added
 
 
 def splice_error_balance(window: Window, middle: str, strict: bool = False) -> int:

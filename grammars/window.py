@@ -256,6 +256,46 @@ def neutral_line(spec: LanguageSpec, prefix: bytes, suffix: bytes) -> Optional[b
     return neutral
 
 
+# What the empty line at the cursor may have been where it opens or closes a block or a
+# bracket (`neutral_line` does not apply): an error below the cursor's line that stays
+# with every one of these on it is another broken line's (`_without_others`). Each must
+# parse as a line on its own, and together they must repair any one lost line: one that
+# does repair the hole's errors keeps them the hole's.
+FILLER_LINES = {
+    "python": (b"pass", b"if x:", b"else:", b"try:", b"except:", b"def f():", b"class C:", b"def f(", b"f(", b"if (", b"x = [",
+               b"x = {", b"x = (", b")", b"]", b"}", b"):", b'"""', b"'''", b"for x in y", b"x,"),
+    "javascript": (b";", b"{", b"}", b"} else {", b"if (x) {", b"try {", b"f() {", b"f(() => {", b"f(", b"f({", b"if (", b"x = [",
+                   b"x = {", b")", b"})", b"]", b");", b"case 0:", b"/*", b"`"),
+}
+
+
+_SWALLOWING = {"string", "template_string", "comment", "string_content"}
+
+
+def _swallowed(root: ts.Node, cursor: int, length: int, to_hole) -> Optional[tuple[int, int]]:
+    """The stretch (in the empty window's offsets) of the outermost string, comment or
+    ERROR that starts in the filler at [cursor, cursor + length), if any."""
+    node = root.descendant_for_byte_range(cursor, cursor + max(0, length - 1))
+    found = None
+    while node is not None:
+        if cursor <= node.start_byte < cursor + length and (node.is_error or node.type in _SWALLOWING):
+            found = (to_hole(node.start_byte), to_hole(node.end_byte))
+        node = node.parent
+    return found
+
+
+def cursor_alone(prefix: bytes, suffix: bytes) -> bool:
+    """Whether the cursor is alone on its line: only indentation before it, nothing after."""
+    line_end = suffix.find(b"\n")
+    return not prefix[prefix.rfind(b"\n") + 1 :].strip() and line_end >= 0 and not suffix[:line_end].strip()
+
+
+def _stays(parser: IncrementalParser, prefix: bytes, filler: bytes, suffix: bytes) -> set[tuple[int, int, bool]]:
+    """The errors after the cursor with `filler` at it, in the empty hole's offsets."""
+    cursor, shift = len(prefix), len(filler)
+    return {(e.start - shift, e.end - shift, e.missing) for e in minimal_errors(parser.parse(prefix + filler + suffix).root_node) if e.start >= cursor + shift}
+
+
 def _without_others(spec: LanguageSpec, parser: IncrementalParser, prefix: bytes, suffix: bytes, at_cursor: list[SyntaxErrorSpan]) -> list[SyntaxErrorSpan]:
     """The hole's errors less those other broken lines make. With the cursor alone on its
     line (only indentation before it, nothing after) and a line that, by the indentation
@@ -268,7 +308,9 @@ def _without_others(spec: LanguageSpec, parser: IncrementalParser, prefix: bytes
     A removed `{` line keeps its error at the construct's closer: the line after it is
     deeper; a removed `if x:` line keeps its orphan `else:`."""
     neutral = neutral_line(spec, prefix, suffix)
-    if neutral is None or not at_cursor:
+    if neutral is None:
+        return _without_others_by_fillers(spec, parser, prefix, suffix, at_cursor)
+    if not at_cursor:
         return at_cursor
     line_end = suffix.find(b"\n")
     after = [ln for ln in suffix[line_end + 1 :].split(b"\n", 40)[:40] if ln.strip()]
@@ -285,6 +327,28 @@ def _without_others(spec: LanguageSpec, parser: IncrementalParser, prefix: bytes
     shift = len(neutral)
     stays = {(e.start - shift, e.end - shift, e.missing) for e in minimal_errors(parser.parse(filled).root_node) if e.start >= cursor + shift}
     return [e for e in at_cursor if e not in others or (e.start, e.end, e.missing) not in stays]
+
+
+def _without_others_by_fillers(spec: LanguageSpec, parser: IncrementalParser, prefix: bytes, suffix: bytes,
+                               at_cursor: list[SyntaxErrorSpan]) -> list[SyntaxErrorSpan]:
+    """`_without_others` where the empty line at the cursor opens or closes a block (the
+    next line is deeper, or the previous one): no one neutral line stands there, so an
+    error below the cursor's line is another broken line's only when it stays whatever
+    line of FILLER_LINES is put at the cursor. Where one of them repairs it (the lost line
+    was `if (x) {`, and `{` closes the construct again), it stays the hole's."""
+    fillers = FILLER_LINES.get(spec.name)
+    if not fillers or not at_cursor or not cursor_alone(prefix, suffix):
+        return at_cursor
+    line_end = len(prefix) + suffix.find(b"\n")
+    others = [e for e in at_cursor if e.start > line_end]
+    for filler in fillers:
+        if not others:
+            return at_cursor
+        # Matched by overlap: the parser's recovery moves an error's edges a token or so
+        # from one filler to the next.
+        stays = _stays(parser, prefix, filler, suffix)
+        others = [e for e in others if any(start <= e.end and end >= e.start for start, end, _ in stays)]
+    return [e for e in at_cursor if e not in others]
 
 
 def _construct_end(text: bytes, cursor: int) -> int:
@@ -382,6 +446,10 @@ class Window:
     # (grammars/early_errors.py) the empty hole has between the cursor and there, once asked.
     zone_end: int = 0
     hole_early_errors: Optional[list] = None
+    # The early errors below the cursor that are the file's, not the hole's (grammars/
+    # constraint.py `_file_early_errors`), once asked.
+    file_early_errors: Optional[set] = None
+    _filler_errors: Optional[list] = None  # `filler_errors`, once asked
     # The closer of the block comment the cursor is in when the hole was its closing line
     # (`_runaway_comment`): a middle must close it. None elsewhere.
     comment_close: Optional[str] = None
@@ -463,6 +531,42 @@ class Window:
         after = self.suffix_text[: len(close) - 1] if len(close) > 1 else ""
         text = around + middle + after
         return close not in text and not (close == "`" and "${" in self.prefix_text[-1:] + middle)
+
+    def filler_errors(self) -> list[tuple[list[tuple[int, int]], Optional[tuple[int, int]]]]:
+        """With the cursor alone on its line: the errors of the window with its empty line,
+        then with each line of FILLER_LINES at the cursor that leaves no more errors than
+        the empty line (one that makes the file worse is not what was lost there), as spans
+        in the empty window's offsets (one that covers the filler covers the cursor), each
+        with the stretch the filler swallows, if any: a string, a comment or an ERROR that
+        starts at it (a triple quote, `/*`) runs over the text below, hiding its errors
+        rather than repairing them. The first filler, the neutral line, is always kept.
+        Empty elsewhere. Computed once, when first asked: only a splice with an error the
+        file has not asks (each filler is a parse of the window)."""
+        if self._filler_errors is None:
+            self._filler_errors = []
+            fillers = FILLER_LINES.get(self.spec.name)
+            if fillers and cursor_alone(self.prefix, self.suffix):
+                cursor = self.cursor
+                self._filler_errors.append(([(e.start, e.end) for e in self.baseline], None))
+                for i, filler in enumerate(fillers):
+                    shift = len(filler)
+                    root = self.final_parser.parse(self.prefix + filler + self.suffix).root_node
+                    errors = minimal_errors(root)
+                    if i and len(errors) > len(self.baseline):
+                        continue
+                    to_hole = lambda at: at if at <= cursor else max(cursor, at - shift)  # noqa: E731
+                    self._filler_errors.append(([(to_hole(e.start), to_hole(e.end)) for e in errors], _swallowed(root, cursor, shift, to_hole)))
+        return self._filler_errors
+
+    def stays_with_every_line(self, start: int, end: int) -> bool:
+        """Whether an error at [start, end] (the empty window's offsets) lies inside an
+        error whatever line stands at the cursor (`filler_errors`; a filler that swallows
+        it says nothing): no middle's doing, and none for a middle to repair."""
+        spans = self.filler_errors()
+        return bool(spans) and all(
+            (swallowed is not None and swallowed[0] <= start and swallowed[1] >= end) or any(s <= start and e >= end for s, e in errors)
+            for errors, swallowed in spans
+        )
 
     def baseline_near(self, lo: int, hi: int) -> bool:
         """Whether the baseline has an error touching [lo, hi] (baseline byte offsets)."""

@@ -60,3 +60,87 @@ def test_an_orphan_else_below_the_hole_is_the_holes_to_repair() -> None:
     suffix = "\n    else:\n        a = 3\n    return a\n"
     assert not check.accept_final(prefix, "b = 2", suffix)
     assert check.accept_final(prefix, "if x: a = 2", suffix)
+
+
+# The cursor's line closes a bracket (the line before is deeper, so no neutral line
+# stands there), and a function below lost a line too (`const y = x *` goes on into
+# `return`): that error stays whatever line is put at the cursor, so it is the file's
+# (grammars/window.py `_without_others_by_fillers`), though the bracket open at the
+# cursor made every error to the end of the text the hole's.
+CLOSER_AND_OTHER = (
+    "const {\n  a,\n  b,\n",
+    "\n\nfunction f(x) {\n  const y = x *\n  return y\n}\n\nmodule.exports = f\n",
+)
+
+
+def test_a_closer_line_is_accepted_with_another_line_broken_below() -> None:
+    check = constraint_for("javascript")
+    prefix, suffix = CLOSER_AND_OTHER
+    assert check.accept_final(prefix, "} = require('m')", suffix)
+    # The hole's own error (the bracket left open) is still the middle's to repair.
+    assert not check.accept_final(prefix, "c,", suffix)
+    assert not check.accept_final(prefix, "} = require('m') (", suffix)
+
+
+def test_a_lost_opener_alone_in_its_file_is_never_excused() -> None:
+    # With no other broken line, some filler (`try {`) repairs every error: nothing is excused.
+    check = constraint_for("javascript")
+    prefix = "function f() {\n  "
+    suffix = "\n    g()\n  } catch (e) {\n    h(e)\n  }\n}\n"
+    assert check.accept_final(prefix, "try {", suffix)
+    assert not check.accept_final(prefix, "g()", suffix)
+    assert not check.accept_final(prefix, "{", suffix)
+
+
+def test_an_error_every_line_at_the_cursor_keeps_is_the_files() -> None:
+    # The function's `if (...) {` line was lost elsewhere: its `}` closes the arrow function
+    # early, and the function's own `}` above the hole is then a stray closer. No line at
+    # the cursor repairs it (grammars/window.py `Window.stays_with_every_line`), so it does
+    # not refuse the true last line; the middle's own errors still do.
+    check = constraint_for("javascript")
+    prefix = ("const SemVer = require('../classes/semver')\nconst parse = (version, options, throwErrors = false) => {\n  \n"
+              "    return version\n  }\n  try {\n    return new SemVer(version, options)\n  } catch (er) {\n"
+              "    if (!throwErrors) {\n      return null\n    }\n    throw er\n  }\n}\n\n")
+    assert check.accept_final(prefix, "module.exports = parse", "\n")
+    assert not check.accept_final(prefix, "module.exports = parse (", "\n")
+    assert not check.accept_final(prefix, "module.exports = parse)", "\n")
+
+
+def test_a_filler_that_swallows_the_rest_repairs_nothing() -> None:
+    # Other entries lost their lambda lines; a triple quote at the cursor would turn the
+    # rest of the file into a string and so "repair" their errors: it says nothing.
+    check = constraint_for("python")
+    prefix = '"""The signatures of builtins."""\nimport operator\n\ninfo = dict(\n    abs=[\n        lambda x: None],\n    all=[\n        \n    anext=[\n        '
+    suffix = ("\n        lambda aiterator, default: None],\n    any=[\n        lambda iterable: None],\n    bool=[\n        lambda x=False: None],\n"
+              "    complex=[\n        \n    delattr=[\n        lambda obj, name: None],\n    dir=[\n        lambda: None,\n        lambda object: None],\n)\n\n\n"
+              'def f(x):\n    """Whether x is known."""\n    return x in info\n')
+    assert check.accept_final(prefix, "lambda aiterator: None,", suffix)
+    assert not check.accept_final(prefix, "lambda aiterator: None, (", suffix)
+    assert not check.accept_final(prefix, "lambda aiterator: (", suffix)
+
+
+def test_python_an_early_error_below_a_block_line_that_no_filler_repairs_is_the_files() -> None:
+    # The cursor's line opens a block (no neutral line applies), and `__get__` below lost
+    # its `if` line: `return self` is then no function's (CPython's view of tree-sitter's
+    # tree). It stays whatever line of FILLER_LINES is at the cursor, so it is the file's
+    # (grammars/constraint.py `_file_early_errors`).
+    check = constraint_for("python")
+    prefix = "class C:\n    def __call__(self, *args):\n        try:\n            return self._partial(*args)\n        "
+    suffix = ("\n            if self._should_curry(args, exc):\n                return self.bind(*args)\n            raise\n\n"
+              "    def __get__(self, instance, owner):\n        \n            return self\n        return curry(self, instance)\n")
+    assert check.accept_final(prefix, "except TypeError as exc:", suffix)
+    assert not check.accept_final(prefix, "except TypeError as exc: (", suffix)
+
+
+def test_an_error_a_comprehension_clause_repairs_stays_the_holes() -> None:
+    # The empty hole leaves the comprehension without its `for`: an error the neutral line
+    # keeps, so the file's. `| (` moves it and adds a MISSING `)` inside it: a missing token
+    # is always the middle's own. `| typing.Callable((` only moves it: the `for x in y`
+    # filler (FILLER_LINES) repairs it, so it stays the hole's to repair.
+    check = constraint_for("python")
+    prefix = ('class Nested:\n    def _option(self, option_name):\n        nested_field = f"{self.name}."\n'
+              "        return [\n            field.split(nested_field, 1)[1]\n            ")
+    suffix = "\n            if field.startswith(nested_field)\n        ]\n"
+    assert check.accept_final(prefix, "for field in getattr(self.root, option_name, set())", suffix)
+    assert not check.accept_final(prefix, "| (", suffix)
+    assert not check.accept_final(prefix, "| typing.Callable((", suffix)
