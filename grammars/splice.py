@@ -85,10 +85,13 @@ def stands_on_its_own(window: Window, middle: str) -> bool:
     (the window has errors of its own, not the hole's): there an inserted line moves the
     parser's recovery from the other errors, and they come back a few bytes on as "new"
     errors further down, which refused the true line on 87 of 400 real lines of the tuning
-    packages (every other sampled line of the file blanked, as in a file being edited).
+    packages (every other sampled line of the file blanked, as in a file being edited;
+    `added_errors` excuses those inside an error every line at the cursor leaves, this
+    the rest).
     Such a middle stands when no new error overlaps the middle or starts before the end of
-    the line after it (`var` + newline shows its error there), the empty hole's errors
-    before the cursor and its missing closers are repaired, and the middle's brackets
+    the line after it (`var` + newline shows its error there), no new closer is missing
+    (`c,` in a `const {` whose `}` line was the hole), none of the empty hole's errors
+    stays where it was (the middle repairs them), and the middle's brackets
     (strings and comments skipped) close within it, or it ends opening one block with `{`:
     `foo (` and a stray `)` are still refused. A file with no errors of its own never gets
     here, so a middle that would break a clean file is refused as before
@@ -108,10 +111,10 @@ def stands_on_its_own(window: Window, middle: str) -> bool:
     near = window.cursor + len(middle_b) + (next_line if next_line >= 0 else len(window.suffix))
     for key, n in after.items():
         new = n > own.get(key, 0)
-        if key[0] == "middle" or (key in hole and (key[0] == "prefix" or key[3])):
+        if key[0] == "middle" or key in hole:
             return False  # an error in the middle, or the hole's own error left unrepaired
-        if new and key[0] == "suffix" and total - key[1] < near:
-            return False  # a new error right after the middle: the middle's, not the file's
+        if new and (key[3] or key[0] == "suffix" and total - key[1] < near):
+            return False  # a new missing closer, or a new error right after the middle: the middle's
     opened = open_brackets(window.spec, middle)
     if opened is None:
         return False
