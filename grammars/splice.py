@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .lexical import open_brackets
-from .syntax import SyntaxErrorSpan, minimal_errors
+from .syntax import IncrementalParser, SyntaxErrorSpan, minimal_errors
 from .window import Window
 
 
@@ -118,4 +118,26 @@ def stands_on_its_own(window: Window, middle: str) -> bool:
     opened = open_brackets(window.spec, middle)
     if opened is None:
         return False
-    return not opened or (len(opened) == 1 and opened[0][0] == "{" and middle.rstrip().endswith("{"))
+    if opened and not (len(opened) == 1 and opened[0][0] == "{" and middle.rstrip().endswith("{")):
+        return False
+    return _parses_alone(window, middle)
+
+
+# Where a middle's text is parsed on its own (`_parses_alone`): as statements between empty
+# ones, inside a loop of an async generator function, so `return`, `yield`, `await`,
+# `break` stand, and braces are a block, not an object (`{` + `,` + `}` is one).
+_ALONE = (b"async function* _f() {\nfor (;;) {\n;\n", b"\n;\n}\n}\n")
+_ALONE_PARSERS: dict[str, IncrementalParser] = {}  # per language; used under the constraint's lock
+
+
+def _parses_alone(window: Window, middle: str) -> bool:
+    """Whether the middle's lines are statements by themselves (a block it opens closed
+    after it, a block it closes opened before it): a lone `,`, an operator left dangling or
+    an object literal's `key: value,` is no line that stands on its own."""
+    text = middle.strip().encode("utf-8")
+    if text.endswith(b"{"):
+        text += b"\n}"
+    if text.startswith(b"}"):
+        text = b"{\n" + text
+    parser = _ALONE_PARSERS.setdefault(window.spec.name, IncrementalParser(window.spec.ts_language()))
+    return not minimal_errors(parser.parse(_ALONE[0] + text + _ALONE[1]).root_node)

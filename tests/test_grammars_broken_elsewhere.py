@@ -62,7 +62,7 @@ def test_a_true_line_stands_in_a_file_broken_elsewhere(monkeypatch) -> None:
 def test_a_broken_middle_is_still_refused_there() -> None:
     prefix, suffix = _hole(BROKEN)
     constraint = grammars.constraint_for("javascript")
-    for middle in ("return gte(a, b, loose) (", "return gte(a, b,", "var", "return gte(a, b, loose))", "} x"):
+    for middle in ("return gte(a, b, loose) (", "return gte(a, b,", "var", "return gte(a, b, loose))", "} x", ",", "a: b,"):
         assert not constraint.accept_final(prefix, middle, suffix), middle
 
 
