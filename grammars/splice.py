@@ -55,6 +55,7 @@ def added_errors(window: Window, middle: str) -> int:
     own, _, after = _before_after(window, middle)
     added = 0
     base_total = window.cursor + len(window.suffix)
+    near = window.cursor + _next_line_end(window.suffix)  # in baseline offsets
     for key, n in after.items():
         if key[0] == "middle":
             added += n
@@ -63,9 +64,17 @@ def added_errors(window: Window, middle: str) -> int:
         if extra:
             start, end = key[1:3] if key[0] == "prefix" else (base_total - key[1], base_total - key[2])
             missing = key[3]
-            if missing or not window.stays_with_every_line(start, end):
+            # An error on the line right after the middle is the middle's (`return` and a
+            # next line starting with `? `): never excused as another line's.
+            if missing or window.cursor <= start < near or not window.stays_with_every_line(start, end):
                 added += extra
     return added
+
+
+def _next_line_end(suffix: bytes) -> int:
+    """Where the line after the cursor's ends, as an offset into `suffix`."""
+    following = suffix.find(b"\n", suffix.find(b"\n") + 1)
+    return following if following >= 0 else len(suffix)
 
 
 def splice_error_balance(window: Window, middle: str, strict: bool = False) -> int:
@@ -107,8 +116,7 @@ def stands_on_its_own(window: Window, middle: str) -> bool:
         return False
     middle_b = middle.encode("utf-8")
     total = window.cursor + len(middle_b) + len(window.suffix)
-    next_line = window.suffix.find(b"\n", window.suffix.find(b"\n") + 1)
-    near = window.cursor + len(middle_b) + (next_line if next_line >= 0 else len(window.suffix))
+    near = window.cursor + len(middle_b) + _next_line_end(window.suffix)
     for key, n in after.items():
         new = n > own.get(key, 0)
         if key[0] == "middle" or key in hole:
