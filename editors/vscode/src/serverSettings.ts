@@ -14,6 +14,7 @@ export const SERVER_KEYS = [
   'temperature',
   'crossFileChars',
   'sampler',
+  'workspaceIndex',
 ] as const;
 
 export type ServerKey = (typeof SERVER_KEYS)[number];

@@ -39,3 +39,9 @@ test('remote server: arguments for infill lsp carry the URL and the token file, 
   ]);
   assert.deepEqual(remoteArgs(readRemoteSettings({ url: 'http://gpu:8765', model: 'fim' })), ['--remote', 'http://gpu:8765', '--remote-model', 'fim']);
 });
+
+test('the workspace index switch reaches the server when the user turns it off', () => {
+  const user: Record<string, unknown> = { workspaceIndex: false };
+  assert.deepEqual(serverSettings((key) => user[key]), { workspaceIndex: false });
+  assert.deepEqual(serverSettings(() => undefined), {});
+});
