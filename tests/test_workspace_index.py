@@ -170,6 +170,46 @@ def test_an_edited_file_holds_the_rows_a_fresh_index_would(workspace: Path, tmp_
         fresh.close()
 
 
+def test_a_file_rewritten_whole_goes_to_the_side_table_and_reads_the_same(workspace: Path, tmp_path: Path, monkeypatch) -> None:
+    # A save that rewrites more than SIDE_ROWS rows (a formatter run) writes the file's rows
+    # to the small side table instead of scattering them over the big one's indexes; rows,
+    # lookups and the text around a line read as a fresh index's, before and after the next
+    # refresh merges the side table back.
+    import engine.workspace.index as index_module
+
+    monkeypatch.setattr(index_module, "SIDE_ROWS", 2)
+    path = workspace / "pkg" / "shop.py"
+    base = CODE.split("\n")
+    index = open_index(workspace, tmp_path / "side")
+    index.refresh()
+
+    def same_as_fresh(lines: list[str], name: str) -> None:
+        fresh = open_index(workspace, tmp_path / name)
+        fresh.refresh()
+        file_id, fresh_id = index.file_id(path), fresh.file_id(path)
+        assert index.rows(file_id) == fresh.rows(fresh_id)
+        for text in {line.strip() for line in lines} | {""}:
+            assert index.lines_after(text, 400) == fresh.lines_after(text, 400)
+            assert index.lines_before(text, 400) == fresh.lines_before(text, 400)
+        assert index.around(file_id, 2, 3) == fresh.around(fresh_id, 2, 3)
+        assert index.lines_around(file_id, 2, 3) == fresh.lines_around(fresh_id, 2, 3)
+        fresh.close()
+
+    for number, lines in enumerate([[line.upper() for line in base], [line.upper() for line in base] + ["x = 1"], base]):
+        path.write_text("\n".join(lines))
+        assert index.update_file(path) is None
+        assert index.db.execute("SELECT fresh FROM files WHERE id = ?", (index.file_id(path),)).fetchone()[0] == 1
+        same_as_fresh(lines, f"fresh{number}")
+    report = index.refresh()  # merges the side table back
+    assert index.db.execute("SELECT count(*) FROM fresh").fetchone()[0] == 0
+    assert index.db.execute("SELECT count(*) FROM files WHERE fresh").fetchone()[0] == 0
+    assert report.lines == index.db.execute("SELECT count(*) FROM lines").fetchone()[0]
+    same_as_fresh(base, "fresh-merged")
+    path.unlink()
+    assert index.update_file(path) == "deleted"
+    assert index.db.execute("SELECT count(*) FROM fresh").fetchone()[0] == 0
+
+
 def test_a_corrupt_index_is_rebuilt_not_a_crash(workspace: Path, tmp_path: Path) -> None:
     index = open_index(workspace, tmp_path)
     index.refresh()

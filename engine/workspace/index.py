@@ -33,27 +33,39 @@ from .files import Limits, Selection, read_source, skip_reason, text_reason, wal
 
 log = logging.getLogger("infill.workspace")
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 COMMIT_SECONDS = 1.0  # a refresh commits its work this often (a crash loses at most this much)
 MAX_LINE_CHARS = 400  # longer lines are data, not code worth repeating
+# A save that rewrites more rows than this (a formatter run) puts the file's rows in the
+# side table instead (`fresh`, see below); the next full refresh merges them back.
+SIDE_ROWS = 1000
 Progress = Callable[[int, int, str], None]  # (files done, files to do, current path)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, mtime_ns INTEGER, size INTEGER);
-CREATE TABLE IF NOT EXISTS lines(
+CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, mtime_ns INTEGER, size INTEGER,
+  fresh INTEGER NOT NULL DEFAULT 0);
+""" + "".join(f"""
+CREATE TABLE IF NOT EXISTS {table}(
   id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL, indent TEXT NOT NULL, text TEXT NOT NULL,
   key INTEGER NOT NULL, prev INTEGER NOT NULL, prev2 INTEGER NOT NULL, next INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS lines_file ON lines(file, line);
-CREATE INDEX IF NOT EXISTS lines_prev ON lines(prev, file);
-CREATE INDEX IF NOT EXISTS lines_next ON lines(next, file);
-"""
+CREATE INDEX IF NOT EXISTS {table}_file ON {table}(file, line);
+CREATE INDEX IF NOT EXISTS {table}_prev ON {table}(prev, file);
+CREATE INDEX IF NOT EXISTS {table}_next ON {table}(next, file);
+""" for table in ("lines", "fresh"))
 # A line's row has its own id, so the neighbour indexes (prev, file) and (next, file) hold
 # no line number: a line that an edit above it moved is renumbered in its row and in
 # lines_file alone, and only lines whose text or neighbours changed touch the neighbour
 # indexes, whose entries lie scattered by hash over the whole workspace (rewriting every
 # entry of a 300 kB file there took 200-600 ms). Lookups sort each file's matches by line
 # number, so they return what a (prev, file, line) index would, in the same order.
+# A save that rewrites a whole large file would still scatter thousands of entries over
+# those indexes (252 ms for the standard library's largest file). Such a file's rows go to
+# `fresh`, a side table of the same shape whose indexes are small, and the file is marked
+# `fresh` so that lookups skip its stale rows in `lines`; the next full refresh merges the
+# side table back (`_merge_side`). Lookups read both and return what one table would.
+_COLUMNS = "line, indent, text, key, prev, prev2, next"
+_STALE = "file NOT IN (SELECT id FROM files WHERE fresh)"
 
 
 def line_key(stripped: str) -> int:
@@ -225,6 +237,7 @@ class WorkspaceIndex:
         """Bring the index up to date with the disk: new and changed files read, deleted and
         now-excluded ones dropped."""
         start = time.perf_counter()
+        self._merge_side()
         selection: Selection = walk(self.root, self.limits)
         report = IndexReport(str(self.root))
         with self.lock:
@@ -248,7 +261,7 @@ class WorkspaceIndex:
         for done, (path, relative, st) in enumerate(todo):
             if progress is not None:
                 progress(done, len(todo), relative)
-            reason = self._index_file(path, relative, st.st_mtime_ns, st.st_size, known.get(relative, (None,))[0], commit=False)
+            reason = self._index_file(path, relative, st.st_mtime_ns, st.st_size, known.get(relative, (None,))[0], commit=False, side=False)
             if reason is not None:
                 selection.skip(reason, relative)
             else:
@@ -263,7 +276,7 @@ class WorkspaceIndex:
             progress(len(todo), len(todo), "")
         with self.lock:
             report.files, report.bytes = self.db.execute("SELECT count(*), coalesce(sum(size), 0) FROM files").fetchone()
-            report.lines = self.db.execute("SELECT count(*) FROM lines").fetchone()[0]
+            report.lines = self.db.execute(f"SELECT (SELECT count(*) FROM lines WHERE {_STALE}) + (SELECT count(*) FROM fresh)").fetchone()[0]
         report.skipped, report.examples = dict(selection.skipped), dict(selection.examples)
         report.seconds = time.perf_counter() - start
         return report
@@ -289,10 +302,11 @@ class WorkspaceIndex:
         return reason
 
     def _index_file(self, path: Path, relative: str, mtime_ns: int, size: int, old_id: Optional[int], commit: bool = True,
-                    data: Optional[bytes] = None) -> Optional[str]:
+                    data: Optional[bytes] = None, side: bool = True) -> Optional[str]:
         """Replace one file's rows (committed now, or with the refresh's next batch). The
         reason it was not indexed, or None. `data`: the file's bytes, when the caller has
-        them (lab/workspace/bench_index.py times edits it never writes to disk).
+        them (lab/workspace/bench_index.py times edits it never writes to disk). `side`: a
+        rewrite of more than SIDE_ROWS rows may go to the side table (not during a refresh).
         The size and time were read before the text: a file rewritten meanwhile differs on
         the next refresh and is read again."""
         text, reason = read_source(path) if data is None else text_reason(data)
@@ -304,7 +318,7 @@ class WorkspaceIndex:
         with self.lock:
             try:
                 if old_id is not None:
-                    self._replace_rows(old_id, rows)
+                    self._replace_rows(old_id, rows, self._table(old_id), side)
                     self.db.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, old_id))
                 else:
                     file_id = self.db.execute("INSERT INTO files(path, mtime_ns, size) VALUES (?, ?, ?)", (relative, mtime_ns, size)).lastrowid
@@ -316,16 +330,22 @@ class WorkspaceIndex:
                 self.db.commit()
         return None
 
-    def _insert_rows(self, file_id: int, rows: list[Row]) -> None:
-        self.db.executemany("INSERT INTO lines(file, line, indent, text, key, prev, prev2, next) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                            [(file_id, *row) for row in rows])
+    def _insert_rows(self, file_id: int, rows: list[Row], table: str = "lines") -> None:
+        self.db.executemany(f"INSERT INTO {table}(file, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(file_id, *row) for row in rows])
 
-    def _replace_rows(self, file_id: int, rows: list[Row]) -> None:
+    def _table(self, file_id: int) -> str:
+        """The table holding a file's rows: `fresh` (the side table) or `lines`."""
+        row = self.db.execute("SELECT fresh FROM files WHERE id = ?", (file_id,)).fetchone()
+        return "fresh" if row and row[0] else "lines"
+
+    def _replace_rows(self, file_id: int, rows: list[Row], table: str = "lines", side: bool = False) -> None:
         """Make a file's rows `rows`, rewriting only what changed: the rows before the first
         changed one stay, the rows after the last one stay too, renumbered by how many
         lines the edit added or removed, and those between are replaced. What the file's
-        rows are afterwards is exactly `rows` (one edit or many, a file rewritten whole)."""
-        old = self.db.execute("SELECT line, indent, text, key, prev, prev2, next FROM lines WHERE file = ? ORDER BY line", (file_id,)).fetchall()
+        rows are afterwards is exactly `rows` (one edit or many, a file rewritten whole).
+        With `side`, a rewrite of more than SIDE_ROWS rows of `lines` puts the whole file
+        in the side table instead (its stale rows in `lines` are skipped by lookups)."""
+        old = self.db.execute(f"SELECT {_COLUMNS} FROM {table} WHERE file = ? ORDER BY line", (file_id,)).fetchall()
         limit = min(len(old), len(rows))
         same = next((i for i, (a, b) in enumerate(zip(old, rows)) if a != b), limit)  # rows equal, number and all
         shift = rows[-1][0] - old[-1][0] if old and rows else 0
@@ -337,17 +357,39 @@ class WorkspaceIndex:
         if same == len(old) == len(rows):
             return
         gone = old[same : len(old) - moved]
+        if side and table == "lines" and len(gone) + len(rows) - same - moved > SIDE_ROWS:
+            self._insert_rows(file_id, rows, "fresh")
+            self.db.execute("UPDATE files SET fresh = 1 WHERE id = ?", (file_id,))
+            return
         if gone:
-            self.db.execute("DELETE FROM lines WHERE file = ? AND line BETWEEN ? AND ?", (file_id, gone[0][0], gone[-1][0]))
+            self.db.execute(f"DELETE FROM {table} WHERE file = ? AND line BETWEEN ? AND ?", (file_id, gone[0][0], gone[-1][0]))
         if moved and shift:
-            self.db.execute("UPDATE lines SET line = line + ? WHERE file = ? AND line >= ?", (shift, file_id, old[len(old) - moved][0]))
-        self._insert_rows(file_id, rows[same : len(rows) - moved])
+            self.db.execute(f"UPDATE {table} SET line = line + ? WHERE file = ? AND line >= ?", (shift, file_id, old[len(old) - moved][0]))
+        self._insert_rows(file_id, rows[same : len(rows) - moved], table)
+
+    def _merge_side(self) -> None:
+        """Move the side table's files back into `lines` (a refresh's first step), one file
+        per transaction, so lookups interleave."""
+        with self.lock:
+            files = [fid for (fid,) in self.db.execute("SELECT id FROM files WHERE fresh")]
+        for file_id in files:
+            with self.lock, self.db:
+                rows = self.db.execute(f"SELECT {_COLUMNS} FROM fresh WHERE file = ? ORDER BY line", (file_id,)).fetchall()
+                self._replace_rows(file_id, rows, "lines")
+                self.db.execute("DELETE FROM fresh WHERE file = ?", (file_id,))
+                self.db.execute("UPDATE files SET fresh = 0 WHERE id = ?", (file_id,))
 
     def _remove(self, file_id: int) -> None:
         with self.lock:
             with self.db:
                 self.db.execute("DELETE FROM lines WHERE file = ?", (file_id,))
+                self.db.execute("DELETE FROM fresh WHERE file = ?", (file_id,))
                 self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def rows(self, file_id: int) -> list[Row]:
+        """A file's rows, in line order, from whichever table holds them."""
+        with self.lock:
+            return self.db.execute(f"SELECT {_COLUMNS} FROM {self._table(file_id)} WHERE file = ? ORDER BY line", (file_id,)).fetchall()
 
     # -- lookups ----------------------------------------------------------------------------
 
@@ -362,24 +404,33 @@ class WorkspaceIndex:
     def lines_after(self, prev: str, limit: int) -> list[tuple[int, int, str, str, int, int]]:
         """(file, line, indent, text, prev2 key, next key) of lines whose previous non-blank line is `prev`."""
         with self.lock:
-            return self.db.execute("SELECT file, line, indent, text, prev2, next FROM lines WHERE prev = ? ORDER BY file, line LIMIT ?", (line_key(prev), limit)).fetchall()
+            return self._lookup("prev2, next", "prev", line_key(prev), limit)
 
     def lines_before(self, following: str, limit: int) -> list[tuple[int, int, str, str, int, int]]:
         """(file, line, indent, text, prev key, prev2 key) of lines whose next non-blank line is `following`."""
         with self.lock:
-            return self.db.execute("SELECT file, line, indent, text, prev, prev2 FROM lines WHERE next = ? ORDER BY file, line LIMIT ?", (line_key(following), limit)).fetchall()
+            return self._lookup("prev, prev2", "next", line_key(following), limit)
+
+    def _lookup(self, columns: str, by: str, key: int, limit: int) -> list[tuple[int, int, str, str, int, int]]:
+        """Rows whose `by` neighbour key is `key`, from both tables (a side-table file's
+        stale rows in `lines` skipped), in file and line order."""
+        select = f"SELECT file, line, indent, text, {columns} FROM"
+        return self.db.execute(f"{select} lines WHERE {by} = ? AND {_STALE} UNION ALL {select} fresh WHERE {by} = ? ORDER BY file, line LIMIT ?",
+                               (key, key, limit)).fetchall()
 
     def around(self, file_id: int, line: int, count: int) -> tuple[list[str], list[str]]:
         """The `count` non-blank stripped lines before and after line `line` of a file."""
         with self.lock:
-            before = self.db.execute("SELECT text FROM lines WHERE file = ? AND line < ? ORDER BY line DESC LIMIT ?", (file_id, line, count)).fetchall()
-            after = self.db.execute("SELECT text FROM lines WHERE file = ? AND line > ? ORDER BY line LIMIT ?", (file_id, line, count)).fetchall()
+            table = self._table(file_id)
+            before = self.db.execute(f"SELECT text FROM {table} WHERE file = ? AND line < ? ORDER BY line DESC LIMIT ?", (file_id, line, count)).fetchall()
+            after = self.db.execute(f"SELECT text FROM {table} WHERE file = ? AND line > ? ORDER BY line LIMIT ?", (file_id, line, count)).fetchall()
         return [t for (t,) in reversed(before)], [t for (t,) in after]
 
     def lines_around(self, file_id: int, line: int, count: int) -> list[str]:
         """Line `line` of a file with the `count` non-blank lines before and after it, as
         indented in the file (a snippet `infill lsp --remote` sends: infill_lsp/remote.py)."""
         with self.lock:
-            before = self.db.execute("SELECT indent || text FROM lines WHERE file = ? AND line < ? ORDER BY line DESC LIMIT ?", (file_id, line, count)).fetchall()
-            rest = self.db.execute("SELECT indent || text FROM lines WHERE file = ? AND line >= ? ORDER BY line LIMIT ?", (file_id, line, count + 1)).fetchall()
+            table = self._table(file_id)
+            before = self.db.execute(f"SELECT indent || text FROM {table} WHERE file = ? AND line < ? ORDER BY line DESC LIMIT ?", (file_id, line, count)).fetchall()
+            rest = self.db.execute(f"SELECT indent || text FROM {table} WHERE file = ? AND line >= ? ORDER BY line LIMIT ?", (file_id, line, count + 1)).fetchall()
         return [t for (t,) in reversed(before)] + [t for (t,) in rest]
