@@ -1,6 +1,7 @@
 """Judging a finished splice: which syntax errors it adds in the region it touches."""
 from __future__ import annotations
 
+import threading
 from collections import Counter
 
 from .lexical import open_brackets
@@ -135,7 +136,7 @@ def stands_on_its_own(window: Window, middle: str) -> bool:
 # ones, inside a loop of an async generator function, so `return`, `yield`, `await`,
 # `break` stand, and braces are a block, not an object (`{` + `,` + `}` is one).
 _ALONE = (b"async function* _f() {\nfor (;;) {\n;\n", b"\n;\n}\n}\n")
-_ALONE_PARSERS: dict[str, IncrementalParser] = {}  # per language; used under the constraint's lock
+_ALONE_PARSERS = threading.local()  # per thread, a parser per language (tree-sitter parsers are not thread-safe)
 
 
 def _parses_alone(window: Window, middle: str) -> bool:
@@ -147,5 +148,8 @@ def _parses_alone(window: Window, middle: str) -> bool:
         text += b"\n}"
     if text.startswith(b"}"):
         text = b"{\n" + text
-    parser = _ALONE_PARSERS.setdefault(window.spec.name, IncrementalParser(window.spec.ts_language()))
+    parsers = _ALONE_PARSERS.__dict__
+    parser = parsers.get(window.spec.name)
+    if parser is None:
+        parser = parsers[window.spec.name] = IncrementalParser(window.spec.ts_language())
     return not minimal_errors(parser.parse(_ALONE[0] + text + _ALONE[1]).root_node)
