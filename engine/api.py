@@ -67,6 +67,18 @@ COPY_SUFFIX_CHARS = 2000
 # (docs/sampler.md, "Replayed passes").
 REPLAY_BYTES = 8 << 20
 
+# Work bounded by what is delivered (issue 34): a request never spends more than this many
+# forward passes beyond the tokens it returns (result.forwards - result.tokens). Before a
+# pass that would go past it, the request stops and answers the best it has: the longest
+# cut of a candidate's text so far that the final check accepts, else nothing
+# (InfillRun._may_spend, docs/sampler.md "Work bounded by what is delivered").
+WASTE_BOUND = 12
+# Passes of the bound kept for the last resort: a candidate with a later one to come stops
+# this many passes short of the bound when it has nothing acceptable yet, so that the later
+# one (which replays the canvases both share, for free) still has passes to write a short
+# answer (a closing `}`: 6 of the 28 dev exact matches come from the last resort).
+RESERVE_FOR_NEXT = 2
+
 
 def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
     """The longest acceptable form of a middle: the polished middle itself, else the
@@ -161,6 +173,7 @@ class InfillRun:
         self.drafts = drafts  # the workspace's drafts, judged by the first pass (engine/drafts.py)
         self.verification: Optional[Verification] = None
         self.drafted = False  # the first candidate wrote a kept draft
+        self.best: tuple[int, str] = (0, "")  # (tokens, answer): the best answer found so far by the work bound's checks
         self.run = self._begin(forwards)
 
     def _begin(self, forwards: int, passes_before: int = 0, written: int = 0) -> Denoising:
@@ -187,11 +200,78 @@ class InfillRun:
             key = tuple(ids)
             kept = self.seen.get(key) if self.attempt > 1 else None
             if kept is None:
+                if not self._may_spend():
+                    continue  # the candidate was stopped (the request answered, or the next candidate begun)
                 self._asked = key
                 return ids
             self.replayed += 1
             self.run.advance(kept.clone(), replayed=True)  # the sampler may write into its logits
         return None
+
+    def _may_spend(self) -> bool:
+        """The work bound: may the current candidate spend one more forward? Only while
+        the request's forwards after it stay within WASTE_BOUND of the best answer it could
+        return now (`best`, in tokens as returned). When not: a candidate with a later one
+        to come and nothing acceptable yet stops RESERVE_FOR_NEXT passes early and the next
+        candidate begins; otherwise the request answers `best` (stop reason "bounded", or
+        "rejected" when that is nothing). The best answer is looked for (parses, no model
+        pass) only when the bound is near: most passes cost a comparison."""
+        later = self.attempt < len(self.schedule)
+        need = self.run.forwards + 1
+        if need <= self.best[0] + WASTE_BOUND - (RESERVE_FOR_NEXT if later and not self.best[0] else 0):
+            return True
+        found = self._best_so_far()
+        if found[0] > self.best[0]:
+            self.best = found
+        reserve = RESERVE_FOR_NEXT if later and not self.best[0] else 0
+        if need <= self.best[0] + WASTE_BOUND - reserve:
+            return True
+        final = self.run.finish()
+        result = final.result
+        assert result is not None
+        result.candidates_tried, result.replayed = self.attempt, self.replayed
+        result.drafts_verified = len(self.verification.candidates.drafts) if self.verification is not None else 0
+        result.draft = ""
+        if later and not self.best[0]:
+            # Nothing acceptable from this candidate: the next one has the passes kept for it.
+            self.refused += 1
+            result.vetoed += 1
+            self.run = self._begin(result.forwards, passes_before=final.step, written=result.written)
+            return False
+        tokens, answer = self.best
+        result.stop_reason = "bounded" if tokens or self.request.constraint is None else "rejected"
+        self._answer(final, result.middle, answer, bounded=tokens)
+        return False
+
+    def _best_so_far(self) -> tuple[int, str]:
+        """(tokens, answer) of the current candidate's text so far (up to its first masked
+        position), judged as a finished middle would be (`_checked`: its longest accepted
+        cut), its tokens counted as `_answer` counts them; (0, "") when nothing is
+        acceptable. A kept draft stands whole or not at all: nothing here."""
+        if self.drafted and self.attempt == 1:
+            return 0, ""
+        canvas, tok, request = self.run.canvas, self.engine.tokenizer, self.request
+        ids = list(canvas.ids)
+        end = canvas.end()
+        if end is not None:
+            ids = ids[:end]
+        if tok.mask_id in ids:
+            ids = ids[: ids.index(tok.mask_id)]
+        ids = [t for t in ids if t != tok.eom_id]
+        text = tok.decode(ids)
+        if self.run.modes.end_at_line_end and "\n" in text[:-1]:
+            text = text[: text.index("\n") + 1]  # in a docstring the middle is its first line (ending.first_line)
+        answer = self._checked(text) if request.constraint is not None else request.healing.user_middle(text)
+        if not answer:
+            return 0, ""
+        return self._returned_tokens(answer, len(ids)), answer
+
+    def _returned_tokens(self, answer: str, written: int) -> int:
+        """The tokens `answer` counts once returned, as `_answer` counts a cut middle: its
+        seams tidied, re-encoded, never more than the `written` tokens it was cut from."""
+        request = self.request
+        middle = tidy_middle(request.healing.user_prefix(request.around.prefix), answer, request.around.suffix)
+        return min(written, len(self.engine.tokenizer.encode(middle))) if middle else 0
 
     def advance(self, logits: torch.Tensor) -> DenoiseStep:
         """One pass of the current candidate, given the model's (N, V) logits; with a
@@ -305,10 +385,13 @@ class InfillRun:
             result.stop_reason = "rejected"
         return False
 
-    def _answer(self, final: DenoiseStep, sampled: str, answer: str) -> None:
+    def _answer(self, final: DenoiseStep, sampled: str, answer: str, bounded: Optional[int] = None) -> None:
         """Answer the request with `answer` (the judged middle, from the user's cursor; the
         model wrote `sampled`), or with the draft fallback when it shows nothing, its seams
-        tidied and its tokens counted as returned."""
+        tidied and its tokens counted as returned. `bounded`: the work bound stopped the
+        request and `answer` is its best (`_may_spend`), of that many tokens.
+        An answer that would leave the request past the work bound while a longer one was
+        found on the way (a candidate's accepted text so far, `best`) gives way to it."""
         result, request = final.result, self.request
         assert result is not None
         fallback = self._draft_fallback() if not answer.strip() and result.stop_reason not in ("cancelled", "deadline") else None
@@ -319,8 +402,14 @@ class InfillRun:
         result.middle = tidy_middle(request.healing.user_prefix(request.around.prefix), answer, request.around.suffix)
         if fallback is not None:
             result.tokens = len(self.engine.tokenizer.encode(result.middle)) if result.middle else 0
+        elif bounded is not None:
+            result.tokens = bounded
         elif result.middle != sampled:  # the final check, the healing or the seams cut it: count what is returned
             result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0
+        if result.forwards - result.tokens > WASTE_BOUND and self.best[0] > result.tokens and result.stop_reason != "cancelled":
+            tokens, best = self.best
+            result.middle = tidy_middle(request.healing.user_prefix(request.around.prefix), best, request.around.suffix)
+            result.tokens, result.stop_reason, result.draft = tokens, "bounded", ""
         self.final = final
 
 

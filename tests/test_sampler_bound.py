@@ -11,7 +11,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.api import Engine, InfillJob
+from engine.api import WASTE_BOUND, Engine, InfillJob
 from engine.sampler import denoise
 from engine.types import SamplerSettings
 
@@ -92,10 +92,10 @@ def _drive(job: InfillJob, model: FakeLogits, mask_id: int):
     end_in_run=st.booleans(),
     edit_threshold=st.sampled_from([0.2, 0.5, 0.9]),
     max_edit_passes=st.integers(0, 3),
-    candidates=st.integers(1, 2),
+    candidates=st.integers(1, 3),
     prefix=st.text(alphabet="abc ():=\n", min_size=1, max_size=12),
 )
-def test_every_pass_commits_and_forwards_stay_within_written_plus_two(
+def test_every_pass_commits_and_forwards_stay_within_written_plus_two_and_returned_plus_the_bound(
     tok, seed, sharpness, end_bias, veto, final_veto, constrained, max_tokens, block_size, threshold, order, end_in_run, edit_threshold, max_edit_passes, candidates, prefix
 ):
     model = FakeLogits(seed, sharpness, end_bias, tok.eom_id, tok.vocab_size)
@@ -110,6 +110,12 @@ def test_every_pass_commits_and_forwards_stay_within_written_plus_two(
     assert result.forwards == passes + 1  # the context's encoding counts one
     assert result.forwards <= result.written + 2
     assert result.tokens <= result.written
+    # The work bound (issue 34): never more than WASTE_BOUND forwards beyond the tokens
+    # returned, whatever the checks refuse; the tokens are those of the middle returned.
+    assert result.forwards - result.tokens <= WASTE_BOUND, (result.forwards, result.tokens, result.stop_reason)
+    assert result.tokens == 0 or result.middle
+    if result.stop_reason == "bounded":
+        assert result.tokens > 0 and (not constrained or constraint.accept_final(prefix, result.middle, "\n"))
 
 
 class _Refuses:
