@@ -137,6 +137,7 @@ class _Request:
     start: float  # perf_counter() at the request's start
     work: Optional[WorkClock] = None  # the request's own work, what its deadline counts (sampler.WorkClock)
     line_end: bool = False  # inside a docstring being written: the middle is its first line (Modes.end_at_line_end)
+    no_code_fits: bool = False  # the final check refuses any middle starting with code here (an over-indented line): answered with no pass
 
 
 class InfillRun:
@@ -175,6 +176,16 @@ class InfillRun:
         self.drafted = False  # the first candidate wrote a kept draft
         self.best: tuple[int, str] = (0, "")  # (tokens, answer): the best answer found so far by the work bound's checks
         self.run = self._begin(forwards)
+        if request.no_code_fits:
+            self._answer_at_once("indentation")
+
+    def _answer_at_once(self, reason: str) -> None:
+        """Answer nothing before any pass: nothing the model could write would pass the
+        final check (`_Request.no_code_fits`)."""
+        final = self.run.finish()
+        assert final.result is not None
+        final.result.stop_reason, final.result.candidates_tried = reason, 0
+        self._answer(final, "", "", bounded=0)
 
     def _begin(self, forwards: int, passes_before: int = 0, written: int = 0) -> Denoising:
         """The next candidate's sampler state; its passes are numbered on from the earlier
@@ -462,11 +473,12 @@ class InfillJob:
             # middle that stays in the string is judged inert (grammars/window.py), so the
             # suggestion is the rest of the line.
             line_end = cfg.constrained and self.constraint.in_string(user_prefix, self.suffix)
+        no_code_fits = self.constraint is not None and bool(getattr(self.constraint, "no_code_fits", None)) and self.constraint.no_code_fits(user_prefix, self.suffix)
         copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
         # A healed request's partial checks judge the text the user gets (HealedConstraint).
         checks = self.healing.judging(self.constraint) if self.constraint is not None else None
         around = Surroundings(self.prefix, self.suffix, checks, engine.copy_source(self.prefix, prefix_ids, cfg), copy_suffix, self.healing.first_text)
-        request = _Request(around, self.constraint, self.healing, self.cancel, start, self.work, line_end)
+        request = _Request(around, self.constraint, self.healing, self.cancel, start, self.work, line_end, no_code_fits)
         found = candidates(engine.tokenizer, self.drafts, self.healing.removed, cfg.block_size, cfg.max_tokens) if self.drafts else None
         # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
         self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0, drafts=found)
