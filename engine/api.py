@@ -73,11 +73,6 @@ REPLAY_BYTES = 8 << 20
 # cut of a candidate's text so far that the final check accepts, else nothing
 # (InfillRun._may_spend, docs/sampler.md "Work bounded by what is delivered").
 WASTE_BOUND = 12
-# Passes of the bound kept for the last resort: a candidate with a later one to come stops
-# this many passes short of the bound when it has nothing acceptable yet, so that the later
-# one (which replays the canvases both share, for free) still has passes to write a short
-# answer (a closing `}`: 6 of the 28 dev exact matches come from the last resort).
-RESERVE_FOR_NEXT = 2
 
 
 def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
@@ -223,19 +218,20 @@ class InfillRun:
         """The work bound: may the current candidate spend one more forward? Only while
         the request's forwards after it stay within WASTE_BOUND of the best answer it could
         return now (`best`, in tokens as returned). When not: a candidate with a later one
-        to come and nothing acceptable yet stops RESERVE_FOR_NEXT passes early and the next
-        candidate begins; otherwise the request answers `best` (stop reason "bounded", or
-        "rejected" when that is nothing). The best answer is looked for (parses, no model
-        pass) only when the bound is near: most passes cost a comparison."""
+        to come and nothing acceptable yet gives way to it (the later one replays the
+        canvases both share without a forward: the last resort's closing `}` that gives 6 of
+        the 28 dev exact matches costs no pass of its own); otherwise the request answers
+        `best` (stop reason "bounded", or "rejected" when that is nothing). The best answer
+        is looked for (parses, no model pass) only when the bound is near: most passes cost
+        a comparison."""
         later = self.attempt < len(self.schedule)
         need = self.run.forwards + 1
-        if need <= self.best[0] + WASTE_BOUND - (RESERVE_FOR_NEXT if later and not self.best[0] else 0):
+        if need <= self.best[0] + WASTE_BOUND:
             return True
         found = self._best_so_far()
         if found[0] > self.best[0]:
             self.best = found
-        reserve = RESERVE_FOR_NEXT if later and not self.best[0] else 0
-        if need <= self.best[0] + WASTE_BOUND - reserve:
+        if need <= self.best[0] + WASTE_BOUND:
             return True
         final = self.run.finish()
         result = final.result
@@ -273,9 +269,29 @@ class InfillRun:
         if self.run.modes.end_at_line_end and "\n" in text[:-1]:
             text = text[: text.index("\n") + 1]  # in a docstring the middle is its first line (ending.first_line)
         answer = self._checked(text) if request.constraint is not None else request.healing.user_middle(text)
+        if not answer and request.constraint is not None and "\n" not in text:
+            answer = self._line_so_far(text)
         if not answer:
             return 0, ""
         return self._returned_tokens(answer, len(ids)), answer
+
+    def _line_so_far(self, text: str) -> Optional[str]:
+        """A whole line still being written, where the middle is a line of its own (the
+        cursor's line blank, the suffix's first line holding code: the middle must end
+        with a newline, as its end rule `newline` writes it): the longest of the text so
+        far, or its cuts after a word or closer, that passes the final check as a line
+        (`l = max(interval1[0], interval2` -> `l = max` + newline); None if none does."""
+        request, healing = self.request, self.request.healing
+        assert request.constraint is not None
+        prefix, suffix = healing.user_prefix(request.around.prefix), request.around.suffix
+        line_before = prefix[prefix.rfind("\n") + 1 :]
+        if line_before.strip() or not suffix.split("\n", 1)[0].strip():
+            return None
+        for end in [len(text)] + list(reversed(word_ends(text)[-MAX_WORD_CUTS:])):
+            middle = request.constraint.polish(prefix, healing.user_middle(text[:end].rstrip() + "\n"), suffix)
+            if shows_something(middle) and request.constraint.accept_final(prefix, middle, suffix):
+                return middle
+        return None
 
     def _returned_tokens(self, answer: str, written: int) -> int:
         """The tokens `answer` counts once returned, as `_answer` counts a cut middle: its
