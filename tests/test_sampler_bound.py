@@ -11,7 +11,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.api import WASTE_BOUND, Engine, InfillJob
+from engine.api import LAST_RESORT_PASSES, WASTE_BOUND, Engine, InfillJob
 from engine.sampler import denoise
 from engine.types import SamplerSettings
 
@@ -68,7 +68,9 @@ def _drive(job: InfillJob, model: FakeLogits, mask_id: int):
     position commits at least one token (text or the end of the middle)."""
     job.prepare()
     passes = 0
+    job.last_resort_passes = 0  # forwards computed for the left-to-right last resort (LAST_RESORT_PASSES)
     while (ids := job.canvas_ids()) is not None:
+        job.last_resort_passes += job.run.run.modes.end_when_valid
         step = job.advance(model.canvas_logits(job.context, torch.tensor([ids]))[0])
         passes += 1
         if mask_id in ids:
@@ -105,7 +107,8 @@ def test_every_pass_commits_and_forwards_stay_within_written_plus_two_and_return
         edit_threshold=edit_threshold, max_edit_passes=max_edit_passes, candidates=candidates, constrained=constrained, copy_weight=0.0,
     )
     constraint = RandomVeto(seed, veto, final_veto) if constrained else None
-    result, passes = _drive(InfillJob(engine, prefix, "\n", cfg, constraint, None), model, tok.mask_id)
+    job = InfillJob(engine, prefix, "\n", cfg, constraint, None)
+    result, passes = _drive(job, model, tok.mask_id)
     assert result.stop_reason != "stalled"
     assert result.forwards == passes + 1  # the context's encoding counts one
     assert result.forwards <= result.written + 2
@@ -114,6 +117,7 @@ def test_every_pass_commits_and_forwards_stay_within_written_plus_two_and_return
     # returned, whatever the checks refuse; the tokens are those of the middle returned.
     assert result.forwards - result.tokens <= WASTE_BOUND, (result.forwards, result.tokens, result.stop_reason)
     assert result.tokens == 0 or result.middle
+    assert job.last_resort_passes <= LAST_RESORT_PASSES  # its other passes are replayed
     if result.stop_reason == "bounded":
         assert result.tokens > 0 and (not constrained or constraint.accept_final(prefix, result.middle, "\n"))
 
