@@ -329,6 +329,8 @@ class _CanvasPass(NamedTuple):
 
 
 class InfillTransformer(nn.Module):
+    several_canvases = True  # canvas_logits reads (B, N) canvases over one context (engine/lookahead.py)
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
