@@ -67,9 +67,11 @@ COPY_SUFFIX_CHARS = 2000
 # is replayed from them without a forward pass: the same logits, so the same middles
 # (docs/sampler.md, "Replayed passes").
 REPLAY_BYTES = 8 << 20
-# Drafted canvases computed beside each solo pass (engine/lookahead.py). On this CPU a
-# forward of 2 canvases costs ~1.25x one (the weights are read once); see docs/sampler.md.
-LOOKAHEAD_WIDTH = 1
+# Drafted canvases computed beside each pass (engine/lookahead.py): at most this many. On
+# this CPU a forward of 2 canvases of 8 rows costs ~1.25x one, of 4 ~1.9x (the weights
+# are read once); on the dev lines width 3 spent 43% fewer forwards than none, for ~4% more
+# CPU time per request (docs/sampler.md, "Draft and verify").
+LOOKAHEAD_WIDTH = 3
 
 
 def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
@@ -165,7 +167,7 @@ class InfillRun:
         self.drafts = drafts  # the workspace's drafts, judged by the first pass (engine/drafts.py)
         self.verification: Optional[Verification] = None
         self.drafted = False  # the first candidate wrote a kept draft
-        self.ahead: dict[tuple[int, ...], tuple[torch.Tensor, str]] = {}  # canvas -> logits computed ahead, and its draft's source (engine/lookahead.py)
+        self.ahead: dict[tuple[int, ...], tuple[torch.Tensor, Guess]] = {}  # canvas -> logits computed ahead, and the guess it was (engine/lookahead.py)
         self.previous: Optional[torch.Tensor] = None  # the last pass's logits (the model's own drafts read them)
         self.lookahead_tokens: dict[str, int] = {}  # tokens committed by passes replayed from drafted canvases, by source
         self.lookahead_passes = 0
@@ -213,12 +215,13 @@ class InfillRun:
     def computed_ahead(self, drafted: Sequence[Guess], logits: torch.Tensor) -> None:
         """Keep the drafted canvases' logits (rows of the forward that computed the asked
         canvas) for the next pass; the previous forward's are dropped."""
-        self.ahead = {guess.canvas: (logits[i], guess.source) for i, guess in enumerate(drafted)}
+        self.ahead = {guess.canvas: (logits[i], guess) for i, guess in enumerate(drafted)}
 
     def _replay_drafted(self, key: tuple[int, ...]) -> None:
         """The sampler asked for a canvas a draft guessed: its pass runs on the logits
         computed ahead, no forward spent (not streamed: the next computed step shows it)."""
-        logits, source = self.ahead.pop(key)
+        logits, guess = self.ahead.pop(key)
+        source = guess.source
         self._asked = key
         self._keep(logits)
         self.previous = logits
@@ -434,17 +437,17 @@ class InfillJob:
         assert self.run is not None, "prepare() first"
         model = self.engine.model
         with self.work:
+            drafted = self.drafted_canvases(canvas.tolist())
+            rows = torch.stack([canvas] + [torch.tensor(ids, dtype=canvas.dtype, device=canvas.device) for ids in drafted])
             if self._pending is None:
-                drafted = self.drafted_canvases(canvas.tolist())
-                rows = torch.stack([canvas] + [torch.tensor(ids, dtype=canvas.dtype, device=canvas.device) for ids in drafted])
                 logits = model.canvas_logits(self._context, rows)
-                self.computed_ahead(list(logits[1:]))
-                return logits[0]
-            assert isinstance(model, MergedEncoding)
-            prefix_ids, suffix_ids, old = self._pending
-            self._context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, canvas.unsqueeze(0), reuse=old)
-        self._pending = None
-        self.engine.contexts.remember(self._context, self.cache_key)
+            else:
+                assert isinstance(model, MergedEncoding)
+                prefix_ids, suffix_ids, old = self._pending
+                self._context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, rows, reuse=old)
+                self._pending = None
+                self.engine.contexts.remember(self._context, self.cache_key)
+            self.computed_ahead(list(logits[1:]))
         return logits[0]
 
     def drafted_canvases(self, canvas: list[int]) -> list[list[int]]:

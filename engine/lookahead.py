@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 SOURCES = ("copy", "workspace", "model")
 CHAIN = 3  # the longest run of guesses one source drafts (each prefix of it is a canvas)
+MODEL_GUESSES = 1  # the model's own guesses at p: its top tokens (on the dev lines its 2nd-4th were asked for 1 time in 25)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Guess:
 
     canvas: tuple[int, ...]
     source: str
+    depth: int = 1  # how many of its tokens are guessed (its chain's prefix), or the model's rank
 
 
 def _copy_chain(run: "Denoising", ids: Sequence[int], p: int) -> list[int]:
@@ -100,7 +102,9 @@ def guesses(run: "Denoising", ids: Sequence[int], previous: Optional[torch.Tenso
     if copy:
         chains.append(("copy", copy))
     chains += [("workspace", chain) for chain in _workspace_chains(drafts, ids, p, tok.eom_id)]
-    chains += [("model", [t]) for t in _model_tokens(run, previous, p, width)]
+    chains += [("model", [t]) for t in _model_tokens(run, previous, p, MODEL_GUESSES)]
+    if p == 0 and run.first_allowed is not None:  # a healed word: position 0 holds only its continuations
+        chains = [(source, chain) for source, chain in chains if chain[0] < run.first_allowed.shape[0] and bool(run.first_allowed[chain[0]])]
     out: list[Guess] = []
     seen = {tuple(ids)}
     for depth in range(1, CHAIN + 1):  # every source's first guess before anyone's second
@@ -118,5 +122,5 @@ def guesses(run: "Denoising", ids: Sequence[int], previous: Optional[torch.Tenso
             key = tuple(canvas)
             if ok and tok.mask_id in key and key not in seen:
                 seen.add(key)
-                out.append(Guess(key, source))
+                out.append(Guess(key, source, depth))
     return out

@@ -101,3 +101,47 @@ def test_guesses_never_leave_a_canvas_without_a_mask_nor_repeat_one(eng) -> None
     assert len(canvases) == len(set(canvases)) and all(tok.mask_id in c for c in canvases)
     assert {g.source for g in found} >= {"workspace", "model"}
     assert tuple(ids) not in canvases
+
+
+def test_every_pass_is_a_forward_a_candidate_replay_or_a_drafted_one(eng, monkeypatch) -> None:
+    """With every middle refused, the request runs both candidates; the second replays the
+    first's passes, some of which were drafted: the passes add up either way."""
+    monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryMiddle())
+    runs = {}
+    for width in (0, 3):
+        eng.lookahead_width = width
+        eng.forget_context()
+        runs[width] = eng.infill(CASES[1][0], CASES[1][1], language="python", max_tokens=12)
+    plain, drafted = runs[0], runs[3]
+    assert plain.candidates_tried == drafted.candidates_tried == 2
+    assert (drafted.middle, drafted.written, drafted.stop_reason) == (plain.middle, plain.written, plain.stop_reason)
+    assert drafted.forwards + drafted.replayed + drafted.lookahead_passes == plain.forwards + plain.replayed
+    assert drafted.forwards <= drafted.written + 2
+
+
+class _RefuseEveryMiddle:
+    """A syntax check that lets every commit stand and refuses every finished middle."""
+
+    def allows(self, prefix: str, canvas, suffix: str) -> bool:
+        return True
+
+    def accept_final(self, prefix: str, middle: str, suffix: str) -> bool:
+        return False
+
+    def polish(self, prefix: str, middle: str, suffix: str) -> str:
+        return middle
+
+
+def test_the_first_pass_encodes_the_context_and_several_canvases_at_once(eng) -> None:
+    """encode_with_canvas over (3, N) canvases: each row is what it gets alone."""
+    tok, model = eng.tokenizer, eng.model
+    prefix_ids, suffix_ids = eng.context_ids(CASES[3][0], CASES[3][1])
+    rows = torch.full((3, 8), tok.mask_id)
+    rows[1, 0] = tok.encode(" self")[0]
+    rows[2, :2] = torch.tensor(tok.encode(" self.y")[:2])
+    _, together = model.encode_with_canvas(prefix_ids, suffix_ids, rows)
+    assert together.shape == (3, 8, model.cfg.vocab_size)
+    for i in range(3):
+        _, alone = model.encode_with_canvas(prefix_ids, suffix_ids, rows[i : i + 1])
+        assert torch.allclose(together[i], alone[0], atol=1e-4)
+    assert not torch.allclose(together[0], together[1], atol=1e-3)  # each canvas reads its own rows

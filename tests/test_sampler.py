@@ -494,6 +494,7 @@ def test_a_later_candidate_replays_the_passes_an_earlier_one_computed(tiny_engin
     import engine.api
 
     monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryMiddle())
+    monkeypatch.setattr(tiny_engine, "lookahead_width", 0)  # no drafted canvases (tests/test_lookahead.py has both)
     calls = []
     for name in ("canvas_logits", "encode_with_canvas"):  # the first pass encodes the context too
         original = getattr(tiny_engine.model, name)
