@@ -73,6 +73,19 @@ REPLAY_BYTES = 8 << 20
 # CPU time per request (docs/sampler.md, "Draft and verify").
 LOOKAHEAD_WIDTH = 3
 
+# Work bounded by what is delivered (issue 34): a request never spends more than this many
+# forward passes beyond the tokens it returns (result.forwards - result.tokens). Before a
+# pass that would go past it, the request stops and answers the best it has: the longest
+# cut of a candidate's text so far that the final check accepts, else nothing
+# (InfillRun._may_spend, docs/sampler.md "Work bounded by what is delivered").
+WASTE_BOUND = 12
+# The last resort's own forward passes (beyond the canvases it replays for free). On the
+# tuning sets (dev 360, HumanEval 1,033 lines) it was reached 143 and 481 times and spent
+# 337 and 365 passes of its own; all 6 of its exact matches (dev; none on HumanEval) and 37
+# and 50 of its 47 and 62 non-empty answers came from replayed passes alone, 7 and 8 more
+# with one pass of its own, 3 and 4 from more (docs/sampler.md).
+LAST_RESORT_PASSES = 1
+
 
 def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
     """The longest acceptable form of a middle: the polished middle itself, else the
@@ -131,6 +144,7 @@ class _Request:
     start: float  # perf_counter() at the request's start
     work: Optional[WorkClock] = None  # the request's own work, what its deadline counts (sampler.WorkClock)
     line_end: bool = False  # inside a docstring being written: the middle is its first line (Modes.end_at_line_end)
+    no_code_fits: bool = False  # the final check refuses any middle starting with code here (an over-indented line): answered with no pass
 
 
 class InfillRun:
@@ -171,7 +185,18 @@ class InfillRun:
         self.previous: Optional[torch.Tensor] = None  # the last pass's logits (the model's own drafts read them)
         self.lookahead_tokens: dict[str, int] = {}  # tokens committed by passes replayed from drafted canvases, by source
         self.lookahead_passes = 0
+        self.best: tuple[int, str] = (0, "")  # (tokens, answer): the best answer found so far by the work bound's checks
         self.run = self._begin(forwards)
+        if request.no_code_fits:
+            self._answer_at_once("indentation")
+
+    def _answer_at_once(self, reason: str) -> None:
+        """Answer nothing before any pass: nothing the model could write would pass the
+        final check (`_Request.no_code_fits`)."""
+        final = self.run.finish()
+        assert final.result is not None
+        final.result.stop_reason, final.result.candidates_tried = reason, 0
+        self._answer(final, "", "", bounded=0)
 
     def _begin(self, forwards: int, passes_before: int = 0, written: int = 0) -> Denoising:
         """The next candidate's sampler state; its passes are numbered on from the earlier
@@ -183,6 +208,7 @@ class InfillRun:
         run = Denoising.begin(self.engine.tokenizer, settings, request.around, request.start, forwards, modes, first_width=self.drafts.width if self.drafts else 0)
         run.step, run.written = passes_before, written
         run.work = request.work
+        self.began_at = forwards  # the request's forwards when this candidate began (LAST_RESORT_PASSES)
         return run
 
     def canvas_ids(self) -> Optional[list[int]]:
@@ -200,6 +226,8 @@ class InfillRun:
                 continue
             kept = self.seen.get(key) if self.attempt > 1 else None
             if kept is None:
+                if not self._may_spend():
+                    continue  # the candidate was stopped (the request answered, or the next candidate begun)
                 self._asked = key
                 return ids
             self.replayed += 1
@@ -228,6 +256,94 @@ class InfillRun:
         step = self.run.advance(logits.clone(), replayed=True)
         self.lookahead_passes += 1
         self.lookahead_tokens[source] = self.lookahead_tokens.get(source, 0) + sum(c.kind == "commit" for c in step.changes)
+
+    def _may_spend(self) -> bool:
+        """The work bound: may the current candidate spend one more forward? Only while
+        the request's forwards after it stay within WASTE_BOUND of the best answer it could
+        return now (`best`, in tokens as returned), and, for the last resort, while it has
+        spent fewer than LAST_RESORT_PASSES of its own. When not: a candidate with a later one
+        to come and nothing acceptable yet gives way to it (the later one replays the
+        canvases both share without a forward: the last resort's closing `}` that gives 6 of
+        the 28 dev exact matches costs no pass of its own); otherwise the request answers
+        `best` (stop reason "bounded", or "rejected" when that is nothing). The best answer
+        is looked for (parses, no model pass) only when the bound is near: most passes cost
+        a comparison."""
+        later = self.attempt < len(self.schedule)
+        need = self.run.forwards + 1
+        capped = self.run.modes.end_when_valid and self.run.forwards - self.began_at >= LAST_RESORT_PASSES
+        if need <= self.best[0] + WASTE_BOUND and not capped:
+            return True
+        found = self._best_so_far()
+        if found[0] > self.best[0]:
+            self.best = found
+        if need <= self.best[0] + WASTE_BOUND and not capped:
+            return True
+        final = self.run.finish()
+        result = final.result
+        assert result is not None
+        result.candidates_tried, result.replayed = self.attempt, self.replayed
+        result.drafts_verified = len(self.verification.candidates.drafts) if self.verification is not None else 0
+        result.draft = ""
+        if later and not self.best[0]:
+            # Nothing acceptable from this candidate: the next one has the passes kept for it.
+            self.refused += 1
+            result.vetoed += 1
+            self.run = self._begin(result.forwards, passes_before=final.step, written=result.written)
+            return False
+        tokens, answer = self.best
+        result.stop_reason = "bounded" if tokens or self.request.constraint is None else "rejected"
+        self._answer(final, result.middle, answer, bounded=tokens)
+        return False
+
+    def _best_so_far(self) -> tuple[int, str]:
+        """(tokens, answer) of the current candidate's text so far (up to its first masked
+        position), judged as a finished middle would be (`_checked`: its longest accepted
+        cut), its tokens counted as `_answer` counts them; (0, "") when nothing is
+        acceptable. A kept draft stands whole or not at all: nothing here."""
+        if self.drafted and self.attempt == 1:
+            return 0, ""
+        canvas, tok, request = self.run.canvas, self.engine.tokenizer, self.request
+        ids = list(canvas.ids)
+        end = canvas.end()
+        if end is not None:
+            ids = ids[:end]
+        if tok.mask_id in ids:
+            ids = ids[: ids.index(tok.mask_id)]
+        ids = [t for t in ids if t != tok.eom_id]
+        text = tok.decode(ids)
+        if self.run.modes.end_at_line_end and "\n" in text[:-1]:
+            text = text[: text.index("\n") + 1]  # in a docstring the middle is its first line (ending.first_line)
+        answer = self._checked(text) if request.constraint is not None else request.healing.user_middle(text)
+        if not answer and request.constraint is not None and "\n" not in text:
+            answer = self._line_so_far(text)
+        if not answer:
+            return 0, ""
+        return self._returned_tokens(answer, len(ids)), answer
+
+    def _line_so_far(self, text: str) -> Optional[str]:
+        """A whole line still being written, where the middle is a line of its own (the
+        cursor's line blank, the suffix's first line holding code: the middle must end
+        with a newline, as its end rule `newline` writes it): the longest of the text so
+        far, or its cuts after a word or closer, that passes the final check as a line
+        (`l = max(interval1[0], interval2` -> `l = max` + newline); None if none does."""
+        request, healing = self.request, self.request.healing
+        assert request.constraint is not None
+        prefix, suffix = healing.user_prefix(request.around.prefix), request.around.suffix
+        line_before = prefix[prefix.rfind("\n") + 1 :]
+        if line_before.strip() or not suffix.split("\n", 1)[0].strip():
+            return None
+        for end in [len(text)] + list(reversed(word_ends(text)[-MAX_WORD_CUTS:])):
+            middle = request.constraint.polish(prefix, healing.user_middle(text[:end].rstrip() + "\n"), suffix)
+            if shows_something(middle) and request.constraint.accept_final(prefix, middle, suffix):
+                return middle
+        return None
+
+    def _returned_tokens(self, answer: str, written: int) -> int:
+        """The tokens `answer` counts once returned, as `_answer` counts a cut middle: its
+        seams tidied, re-encoded, never more than the `written` tokens it was cut from."""
+        request = self.request
+        middle = tidy_middle(request.healing.user_prefix(request.around.prefix), answer, request.around.suffix)
+        return min(written, len(self.engine.tokenizer.encode(middle))) if middle else 0
 
     def advance(self, logits: torch.Tensor) -> DenoiseStep:
         """One pass of the current candidate, given the model's (N, V) logits; with a
@@ -309,8 +425,6 @@ class InfillRun:
         assert result is not None
         result.candidates_tried = self.attempt
         result.replayed = self.replayed
-        result.lookahead = dict(self.lookahead_tokens)
-        result.lookahead_passes = self.lookahead_passes
         result.drafts_verified = len(self.verification.candidates.drafts) if self.verification is not None else 0
         sampled = result.middle
         answer = request.healing.user_middle(sampled)  # from the user's cursor
@@ -344,12 +458,16 @@ class InfillRun:
             result.stop_reason = "rejected"
         return False
 
-    def _answer(self, final: DenoiseStep, sampled: str, answer: str) -> None:
+    def _answer(self, final: DenoiseStep, sampled: str, answer: str, bounded: Optional[int] = None) -> None:
         """Answer the request with `answer` (the judged middle, from the user's cursor; the
         model wrote `sampled`), or with the draft fallback when it shows nothing, its seams
-        tidied and its tokens counted as returned."""
+        tidied and its tokens counted as returned. `bounded`: the work bound stopped the
+        request and `answer` is its best (`_may_spend`), of that many tokens.
+        An answer that would leave the request past the work bound while a longer one was
+        found on the way (a candidate's accepted text so far, `best`) gives way to it."""
         result, request = final.result, self.request
         assert result is not None
+        result.lookahead, result.lookahead_passes = dict(self.lookahead_tokens), self.lookahead_passes
         fallback = self._draft_fallback() if not answer.strip() and result.stop_reason not in ("cancelled", "deadline") else None
         if fallback is not None:  # the model's own candidates gave nothing to show
             answer, result.draft, result.stop_reason, result.end_rule = fallback, "workspace", "end_of_middle", "draft"
@@ -360,8 +478,14 @@ class InfillRun:
         result.middle = tidy_middle(request.healing.user_prefix(request.around.prefix), answer, request.around.suffix)
         if fallback is not None:
             result.tokens = len(self.engine.tokenizer.encode(result.middle)) if result.middle else 0
+        elif bounded is not None:
+            result.tokens = bounded
         elif result.middle != sampled:  # the final check, the healing or the seams cut it: count what is returned
             result.tokens = min(result.tokens, len(self.engine.tokenizer.encode(result.middle))) if result.middle else 0
+        if result.forwards - result.tokens > WASTE_BOUND and self.best[0] > result.tokens and result.stop_reason != "cancelled":
+            tokens, best = self.best
+            result.middle = tidy_middle(request.healing.user_prefix(request.around.prefix), best, request.around.suffix)
+            result.tokens, result.stop_reason, result.draft = tokens, "bounded", ""
         self.final = final
 
 
@@ -415,11 +539,12 @@ class InfillJob:
             # middle that stays in the string is judged inert (grammars/window.py), so the
             # suggestion is the rest of the line.
             line_end = cfg.constrained and self.constraint.in_string(user_prefix, self.suffix)
+        no_code_fits = self.constraint is not None and bool(getattr(self.constraint, "no_code_fits", None)) and self.constraint.no_code_fits(user_prefix, self.suffix)
         copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
         # A healed request's partial checks judge the text the user gets (HealedConstraint).
         checks = self.healing.judging(self.constraint) if self.constraint is not None else None
         around = Surroundings(self.prefix, self.suffix, checks, engine.copy_source(self.prefix, prefix_ids, cfg), copy_suffix, self.healing.first_text)
-        request = _Request(around, self.constraint, self.healing, self.cancel, start, self.work, line_end)
+        request = _Request(around, self.constraint, self.healing, self.cancel, start, self.work, line_end, no_code_fits)
         found = candidates(engine.tokenizer, self.drafts, self.healing.removed, cfg.block_size, cfg.max_tokens) if self.drafts else None
         # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
         self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0, drafts=found)

@@ -18,7 +18,7 @@ import tree_sitter as ts
 
 from . import polish as polish_mod
 from .early_errors import EarlyError, early_errors
-from .python_check import adds_python_error
+from .python_check import adds_python_error, over_indented
 from .splice import added_errors, splice_error_balance, stands_on_its_own
 from .registry import LanguageSpec
 from .syntax import SyntaxErrorSpan, minimal_errors, token_left, token_right
@@ -353,6 +353,12 @@ class TreeSitterConstraint:
         engine ends it at its first line (engine/api.py)."""
         with self._lock:
             return self._windows.get(prefix, suffix).string_close is not None
+
+    def no_code_fits(self, prefix: str, suffix: str) -> bool:
+        """Whether no middle that starts with code can pass the final check here, whatever
+        the model writes: in Python, a cursor line indented where no statement may start
+        (python_check.over_indented). Asked once per request, before any pass."""
+        return self.spec.name == "python" and over_indented(prefix, suffix)
 
     def new_errors(self, prefix: str, middle: str, suffix: str) -> int:
         """Errors the splice adds in the region it touches, less those it removes.

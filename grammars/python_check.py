@@ -139,6 +139,37 @@ def adds_python_error(prefix: str, middle: str, suffix: str) -> bool:
     return first_error(prefix + suffix) is None
 
 
+def over_indented(prefix: str, suffix: str) -> bool:
+    """Whether the cursor's line is indented where CPython lets no code start, whatever
+    follows the indentation: with the line made `pass` at its indentation, CPython finds
+    an indentation error on that very line (or, when nothing is typed on the line yet,
+    the next code line's dedent then matches no outer level: a deeper block cannot bring
+    back a level the line skipped), and the file without the line has no error up to
+    there. Every middle is then refused by the final check, so the engine answers at once
+    (engine/api.py; issue 34: a llama.vim `/infill` on an over-indented line took 119
+    passes to answer nothing)."""
+    line_start = prefix.rfind("\n") + 1
+    line = prefix[line_start:]
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    if not indent:
+        return False
+    typed = bool(line.strip() or suffix.split("\n", 1)[0].strip())
+    newline = suffix.find("\n")
+    before, after = _trim(prefix[:line_start], suffix[newline:] if newline != -1 else "")
+    before = _block_headers(before + indent, after) + before
+    text = before + indent + "pass" + after
+    error = first_error(text)
+    if error is None or not _is_indentation_error(error):
+        return False
+    cursor = before.count("\n") + 1  # 1-based, as CPython counts
+    lines = text.split("\n")
+    next_code = next((i + 1 for i in range(cursor, len(lines)) if _is_code(lines[i])), None)
+    if not (error.line == cursor or (not typed and error.line == next_code and "unindent does not match" in error.message)):
+        return False
+    blank = first_error(before + after.lstrip(" \t"))
+    return blank is None or blank.line + (blank.line >= cursor) > error.line
+
+
 def _bracket_line(prefix: str) -> int:
     """The line (0-based) of the outermost bracket open at the cursor, or the cursor's line.
     CPython reports an error in a bracketed expression at the line it starts on, above the

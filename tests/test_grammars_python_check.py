@@ -135,3 +135,27 @@ def test_a_dedent_error_below_the_middle_is_the_middles_when_the_hole_had_its_ow
     assert adds_python_error(prefix, middle, suffix)
     assert not grammars.constraint_for("python").accept_final(prefix, middle, suffix)
     assert not adds_python_error(prefix, "result is None", suffix)  # the true middle
+
+
+@pytest.mark.parametrize(
+    "prefix, suffix, expected",
+    [
+        ("def f(x):\n    y = 1\n        ", "\n    return y\n", True),  # deeper than its block: unexpected indent
+        ("def f(x):\n    y = 1\n        yield ", "\n    return y\n", True),  # whatever is typed after it
+        ("def f(x):\n    if x:\n  ", "\n    return y\n", True),  # a block header's body not indented past it
+        ("def f(x):\n    if x:\n            ", "\n        y\n    return y\n", True),  # the next line's dedent matches no level
+        ("def f(x):\n    y = 1\n    ", "\n    return y\n", False),  # the block's own indentation
+        ("def f(x):\n    if x:\n        ", "\n    return y\n", False),  # a new block's body
+        ("def f(x):\n    if x:\n            ", "\n                y\n", False),  # a deeper next line: `if y:` could open it
+        ("def f(x):\n    y = (1,\n            ", "\n    )\n", False),  # inside brackets indentation is free
+        ("x = '''\n        ", "\n'''\n", False),  # inside a string
+        ("def f(x):\n    y = 1\n", "\n", False),  # at the line's start: the middle writes the indentation
+    ],
+)
+def test_a_line_indented_where_no_code_may_start_is_found(prefix, suffix, expected):
+    from grammars.python_check import over_indented
+
+    assert over_indented(prefix, suffix) is expected
+    # Where it says so, the final check indeed refuses code on that line.
+    if expected:
+        assert not grammars.constraint_for("python").accept_final(prefix, "pass", suffix)

@@ -235,3 +235,24 @@ def test_parse_and_render_rules() -> None:
         == {"content": "a", "timings/prompt_n": 3}
     assert llama.select_fields({"content": "a"}, [""]) == {}
     assert llama.sse_error(llama.LlamaError(503, "busy")).startswith(b"error: {\"code\":503")
+
+
+def over_indented(recorded: dict[str, Any]) -> dict[str, Any]:
+    """llama.vim's recorded request with its cursor on a new line indented deeper than its
+    block: after `path = os.path.join(root, name)` (8 spaces), a line of 12, the rest of
+    the function below it (issue 34: such a request took 119 passes to answer nothing)."""
+    text = recorded["input_prefix"] + recorded["prompt"] + recorded["input_suffix"]
+    anchor = "        path = os.path.join(root, name)\n"
+    cut = text.index(anchor) + len(anchor)
+    return {**recorded, "input_prefix": text[:cut], "prompt": " " * 12, "input_suffix": "\n" + text[cut:], "response_fields": None}
+
+
+def test_an_over_indented_line_answers_nothing_without_running_the_model(client: httpx.Client) -> None:
+    request = over_indented(VIM["fim"])
+    data = client.post("/infill", json=request).json()
+    assert data["content"] == "" and data["infill"]["stop_reason"] == "indentation"
+    assert data["infill"]["forwards"] <= 4  # issue 34's bar; no pass is needed at all
+    # The same line at its block's indentation (8 spaces) runs the model as usual.
+    right = {**request, "prompt": " " * 8, "n_predict": 6}
+    figures = client.post("/infill", json=right).json()["infill"]
+    assert figures["forwards"] >= 1 and figures["stop_reason"] != "indentation"

@@ -11,7 +11,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.api import Engine, InfillJob
+from engine.api import LAST_RESORT_PASSES, WASTE_BOUND, Engine, InfillJob
 from engine.sampler import denoise
 from engine.types import SamplerSettings
 
@@ -68,7 +68,9 @@ def _drive(job: InfillJob, model: FakeLogits, mask_id: int):
     position commits at least one token (text or the end of the middle)."""
     job.prepare()
     passes = 0
+    job.last_resort_passes = 0  # forwards computed for the left-to-right last resort (LAST_RESORT_PASSES)
     while (ids := job.canvas_ids()) is not None:
+        job.last_resort_passes += job.run.run.modes.end_when_valid
         step = job.advance(model.canvas_logits(job.context, torch.tensor([ids]))[0])
         passes += 1
         if mask_id in ids:
@@ -92,10 +94,10 @@ def _drive(job: InfillJob, model: FakeLogits, mask_id: int):
     end_in_run=st.booleans(),
     edit_threshold=st.sampled_from([0.2, 0.5, 0.9]),
     max_edit_passes=st.integers(0, 3),
-    candidates=st.integers(1, 2),
+    candidates=st.integers(1, 3),
     prefix=st.text(alphabet="abc ():=\n", min_size=1, max_size=12),
 )
-def test_every_pass_commits_and_forwards_stay_within_written_plus_two(
+def test_every_pass_commits_and_forwards_stay_within_written_plus_two_and_returned_plus_the_bound(
     tok, seed, sharpness, end_bias, veto, final_veto, constrained, max_tokens, block_size, threshold, order, end_in_run, edit_threshold, max_edit_passes, candidates, prefix
 ):
     model = FakeLogits(seed, sharpness, end_bias, tok.eom_id, tok.vocab_size)
@@ -105,11 +107,19 @@ def test_every_pass_commits_and_forwards_stay_within_written_plus_two(
         edit_threshold=edit_threshold, max_edit_passes=max_edit_passes, candidates=candidates, constrained=constrained, copy_weight=0.0,
     )
     constraint = RandomVeto(seed, veto, final_veto) if constrained else None
-    result, passes = _drive(InfillJob(engine, prefix, "\n", cfg, constraint, None), model, tok.mask_id)
+    job = InfillJob(engine, prefix, "\n", cfg, constraint, None)
+    result, passes = _drive(job, model, tok.mask_id)
     assert result.stop_reason != "stalled"
     assert result.forwards == passes + 1  # the context's encoding counts one
     assert result.forwards <= result.written + 2
     assert result.tokens <= result.written
+    # The work bound (issue 34): never more than WASTE_BOUND forwards beyond the tokens
+    # returned, whatever the checks refuse; the tokens are those of the middle returned.
+    assert result.forwards - result.tokens <= WASTE_BOUND, (result.forwards, result.tokens, result.stop_reason)
+    assert result.tokens == 0 or result.middle
+    assert job.last_resort_passes <= LAST_RESORT_PASSES  # its other passes are replayed
+    if result.stop_reason == "bounded":
+        assert result.tokens > 0 and (not constrained or constraint.accept_final(prefix, result.middle, "\n"))
 
 
 class _Refuses:
