@@ -11,6 +11,7 @@ front ends pass the whole text around the cursor, and context from other files a
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import asdict, dataclass, replace
@@ -85,6 +86,21 @@ WASTE_BOUND = 12
 # and 50 of its 47 and 62 non-empty answers came from replayed passes alone, 7 and 8 more
 # with one pass of its own, 3 and 4 from more (docs/sampler.md).
 LAST_RESORT_PASSES = 1
+
+
+def lookahead_width() -> int:
+    """LOOKAHEAD_WIDTH, or the INFILL_LOOKAHEAD_WIDTH environment variable (0 turns drafted
+    canvases off; a GPU, where a forward's extra rows cost next to nothing, may take more)."""
+    text = os.environ.get("INFILL_LOOKAHEAD_WIDTH", "").strip()
+    if not text:
+        return LOOKAHEAD_WIDTH
+    try:
+        width = int(text)
+    except ValueError:
+        width = -1
+    if not 0 <= width <= 16:
+        raise InfillError(f"INFILL_LOOKAHEAD_WIDTH must be a whole number from 0 to 16, not {text!r}")
+    return width
 
 
 def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
@@ -636,7 +652,7 @@ class Engine:
         self.contexts = ContextCache()  # encoded contexts kept for reuse (the last one, and keyed requests')
         # Drafted canvases computed beside each solo pass (engine/lookahead.py); only for
         # models whose canvas_logits takes several canvases over one context.
-        self.lookahead_width = LOOKAHEAD_WIDTH if isinstance(model, SeveralCanvases) else 0
+        self.lookahead_width = lookahead_width() if isinstance(model, SeveralCanvases) else 0
         self._last_encoded: Optional[tuple[str, list[int]]] = None  # see _encode_text
 
     # ------------------------------------------------------------------ requests

@@ -153,3 +153,16 @@ def test_the_first_pass_encodes_the_context_and_several_canvases_at_once(eng) ->
         _, alone = model.encode_with_canvas(prefix_ids, suffix_ids, rows[i : i + 1])
         assert torch.allclose(together[i], alone[0], atol=1e-4)
     assert not torch.allclose(together[0], together[1], atol=1e-3)  # each canvas reads its own rows
+
+
+def test_the_width_comes_from_the_environment_and_a_bad_one_is_a_clear_error(monkeypatch) -> None:
+    monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", "0")
+    assert engine.api.lookahead_width() == 0
+    monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", " 5 ")
+    assert engine.api.lookahead_width() == 5
+    monkeypatch.delenv("INFILL_LOOKAHEAD_WIDTH")
+    assert engine.api.lookahead_width() == engine.api.LOOKAHEAD_WIDTH
+    for bad in ("-1", "17", "three"):
+        monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", bad)
+        with pytest.raises(engine.api.InfillError, match="INFILL_LOOKAHEAD_WIDTH"):
+            engine.api.lookahead_width()
