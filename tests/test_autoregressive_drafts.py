@@ -4,47 +4,10 @@ plain greedy decode's text token for token, in fewer passes when the drafts are 
 import torch
 
 from engine.copying import CopyIndex
-from engine.model import SEG_PREFIX, InfillTransformer, ModelConfig
 from lab.baseline.autoregressive import CopyDrafts, DecodeBatch, GreedyDecode, decode_many, prefill_stream, verify_logits
 
-VOCAB = 97
-
-
-def _model(seed=0):
-    torch.manual_seed(seed)
-    return InfillTransformer(ModelConfig(vocab_size=VOCAB, d_model=48, n_layers=3, n_heads=4, ffn_hidden=96, max_position=512)).eval()
-
-
-def _ids(n, seed):
-    g = torch.Generator().manual_seed(seed)
-    return torch.randint(5, VOCAB, (n,), generator=g).tolist()
-
-
-class _Tok:
-    """Just enough tokenizer for GreedyDecode: ids are letters, 3 is a newline."""
-
-    special_ids = frozenset({0, 1, 2})
-
-    def piece(self, t):
-        return "\n" if t == 3 else chr(ord("a") + t % 26)
-
-    def decode(self, ids):
-        return "".join(self.piece(t) for t in ids if t not in self.special_ids)
-
-    def encode(self, text):
-        return [3 if ch == "\n" else ord(ch) - ord("a") + 26 for ch in text]
-
-
-@torch.no_grad()
-def _naive_greedy(model, prefix, steps, banned=()):
-    ids, out = list(prefix), []
-    for _ in range(steps):
-        T = len(ids)
-        logits = model.logits(model(torch.tensor([ids]), torch.arange(T).unsqueeze(0), torch.full((1, T), SEG_PREFIX))[0, -1])
-        logits[list(banned)] = float("-inf")
-        out.append(int(logits.argmax()))
-        ids.append(out[-1])
-    return out
+from tests.test_model_batched import VOCAB, _ids, _model, _Tok
+from tests.test_model_batched import naive_greedy as _naive_greedy
 
 
 def _run(model, tok, prefixes, max_tokens, drafts=None, lines=0):
