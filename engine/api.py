@@ -11,6 +11,7 @@ front ends pass the whole text around the cursor, and context from other files a
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import asdict, dataclass, replace
@@ -28,10 +29,11 @@ from engine.workspace.retrieve import Draft, WorkspaceContext
 from engine.context_cache import ContextCache
 from engine.context_window import ContextWindow, context_window, prefix_tail
 from engine.healing import Healing
+from engine.lookahead import Guess, guesses
 from engine.sampler import Denoising, Modes, Surroundings, WorkClock, run_to_end
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
-from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, MergedEncoding, OwnPromptLayout, ReusableContext, SamplerSettings, SyntaxConstraint, WindowedConstraint
+from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, MergedEncoding, OwnPromptLayout, ReusableContext, SamplerSettings, SeveralCanvases, SyntaxConstraint, WindowedConstraint
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
@@ -66,6 +68,11 @@ COPY_SUFFIX_CHARS = 2000
 # is replayed from them without a forward pass: the same logits, so the same middles
 # (docs/sampler.md, "Replayed passes").
 REPLAY_BYTES = 8 << 20
+# Drafted canvases computed beside each pass (engine/lookahead.py): at most this many. On
+# this CPU a forward of 2 canvases of 8 rows costs ~1.25x one, of 4 ~1.9x (the weights
+# are read once); on the dev lines width 3 spent 43% fewer forwards than none, for ~4% more
+# CPU time per request (docs/sampler.md, "Draft and verify").
+LOOKAHEAD_WIDTH = 3
 
 # Work bounded by what is delivered (issue 34): a request never spends more than this many
 # forward passes beyond the tokens it returns (result.forwards - result.tokens). Before a
@@ -79,6 +86,21 @@ WASTE_BOUND = 12
 # and 50 of its 47 and 62 non-empty answers came from replayed passes alone, 7 and 8 more
 # with one pass of its own, 3 and 4 from more (docs/sampler.md).
 LAST_RESORT_PASSES = 1
+
+
+def lookahead_width() -> int:
+    """LOOKAHEAD_WIDTH, or the INFILL_LOOKAHEAD_WIDTH environment variable (0 turns drafted
+    canvases off; a GPU, where a forward's extra rows cost next to nothing, may take more)."""
+    text = os.environ.get("INFILL_LOOKAHEAD_WIDTH", "").strip()
+    if not text:
+        return LOOKAHEAD_WIDTH
+    try:
+        width = int(text)
+    except ValueError:
+        width = -1
+    if not 0 <= width <= 16:
+        raise InfillError(f"INFILL_LOOKAHEAD_WIDTH must be a whole number from 0 to 16, not {text!r}")
+    return width
 
 
 def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
@@ -175,6 +197,10 @@ class InfillRun:
         self.drafts = drafts  # the workspace's drafts, judged by the first pass (engine/drafts.py)
         self.verification: Optional[Verification] = None
         self.drafted = False  # the first candidate wrote a kept draft
+        self.ahead: dict[tuple[int, ...], tuple[torch.Tensor, Guess]] = {}  # canvas -> logits computed ahead, and the guess it was (engine/lookahead.py)
+        self.previous: Optional[torch.Tensor] = None  # the last pass's logits (the model's own drafts read them)
+        self.lookahead_tokens: dict[str, int] = {}  # tokens committed by passes replayed from drafted canvases, by source
+        self.lookahead_passes = 0
         self.best: tuple[int, str] = (0, "")  # (tokens, answer): the best answer found so far by the work bound's checks
         self.run = self._begin(forwards)
         if request.no_code_fits:
@@ -211,6 +237,9 @@ class InfillRun:
                 self._judge(self.run.finish())
                 continue
             key = tuple(ids)
+            if key in self.ahead:
+                self._replay_drafted(key)
+                continue
             kept = self.seen.get(key) if self.attempt > 1 else None
             if kept is None:
                 if not self._may_spend():
@@ -218,8 +247,31 @@ class InfillRun:
                 self._asked = key
                 return ids
             self.replayed += 1
+            self.previous = kept
             self.run.advance(kept.clone(), replayed=True)  # the sampler may write into its logits
         return None
+
+    def guesses(self, ids: Sequence[int], width: int) -> list[Guess]:
+        """The canvases worth computing beside `ids` in its forward (engine/lookahead.py)."""
+        drafts = self.drafts.tokens if self.drafts is not None else ()
+        return guesses(self.run, ids, self.previous, drafts, width)
+
+    def computed_ahead(self, drafted: Sequence[Guess], logits: torch.Tensor) -> None:
+        """Keep the drafted canvases' logits (rows of the forward that computed the asked
+        canvas) for the next pass; the previous forward's are dropped."""
+        self.ahead = {guess.canvas: (logits[i], guess) for i, guess in enumerate(drafted)}
+
+    def _replay_drafted(self, key: tuple[int, ...]) -> None:
+        """The sampler asked for a canvas a draft guessed: its pass runs on the logits
+        computed ahead, no forward spent (not streamed: the next computed step shows it)."""
+        logits, guess = self.ahead.pop(key)
+        source = guess.source
+        self._asked = key
+        self._keep(logits)
+        self.previous = logits
+        step = self.run.advance(logits.clone(), replayed=True)
+        self.lookahead_passes += 1
+        self.lookahead_tokens[source] = self.lookahead_tokens.get(source, 0) + sum(c.kind == "commit" for c in step.changes)
 
     def _may_spend(self) -> bool:
         """The work bound: may the current candidate spend one more forward? Only while
@@ -315,6 +367,7 @@ class InfillRun:
         judges the workspace's drafts; a kept one is what the pass writes."""
         draft = self._judge_drafts(logits) if self.drafts is not None and self.verification is None else None
         self._keep(logits)
+        self.previous = logits
         step = self.run.advance(logits) if draft is None else self.run.adopt(*draft)
         healing = self.request.healing
         if healing:
@@ -430,11 +483,14 @@ class InfillRun:
         found on the way (a candidate's accepted text so far, `best`) gives way to it."""
         result, request = final.result, self.request
         assert result is not None
+        result.lookahead, result.lookahead_passes = dict(self.lookahead_tokens), self.lookahead_passes
         fallback = self._draft_fallback() if not answer.strip() and result.stop_reason not in ("cancelled", "deadline") else None
         if fallback is not None:  # the model's own candidates gave nothing to show
             answer, result.draft, result.stop_reason, result.end_rule = fallback, "workspace", "end_of_middle", "draft"
         self.seen.clear()  # answered: the kept logits are not needed any more
         self.seen_bytes = 0
+        self.ahead.clear()
+        self.previous = None
         result.middle = tidy_middle(request.healing.user_prefix(request.around.prefix), answer, request.around.suffix)
         if fallback is not None:
             result.tokens = len(self.engine.tokenizer.encode(result.middle)) if result.middle else 0
@@ -470,6 +526,7 @@ class InfillJob:
         self._context: object = None  # the encoded context (the model's cache), once encoded
         self._window: object = None  # its syntax checks' window, held while it runs (grammars/window.py WindowCache)
         self._pending: Optional[tuple[list[int], list[int], object]] = None  # (prefix ids, suffix ids, reusable cache) until the first pass encodes them
+        self._drafted: list[Guess] = []  # the canvases computed beside this pass's (drafted_canvases)
 
     def prepare(self) -> None:
         """Tokenize the window, decide what of the context cache (of `cache_key`'s last
@@ -521,14 +578,31 @@ class InfillJob:
         assert self.run is not None, "prepare() first"
         model = self.engine.model
         with self.work:
+            drafted = self.drafted_canvases(canvas.tolist())
+            rows = torch.stack([canvas] + [torch.tensor(ids, dtype=canvas.dtype, device=canvas.device) for ids in drafted])
             if self._pending is None:
-                return model.canvas_logits(self._context, canvas.unsqueeze(0))[0]
-            assert isinstance(model, MergedEncoding)
-            prefix_ids, suffix_ids, old = self._pending
-            self._context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, canvas.unsqueeze(0), reuse=old)
-        self._pending = None
-        self.engine.contexts.remember(self._context, self.cache_key)
+                logits = model.canvas_logits(self._context, rows)
+            else:
+                assert isinstance(model, MergedEncoding)
+                prefix_ids, suffix_ids, old = self._pending
+                self._context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, rows, reuse=old)
+                self._pending = None
+                self.engine.contexts.remember(self._context, self.cache_key)
+            self.computed_ahead(list(logits[1:]))
         return logits[0]
+
+    def drafted_canvases(self, canvas: list[int]) -> list[list[int]]:
+        """The canvases worth computing beside `canvas` in the same forward: the drafts'
+        guesses of the next pass's canvas (engine/lookahead.py), `Engine.lookahead_width`
+        at most. Their logits go to `computed_ahead`, in the same order."""
+        assert self.run is not None, "prepare() first"
+        self._drafted = self.run.guesses(canvas, self.engine.lookahead_width)
+        return [list(g.canvas) for g in self._drafted]
+
+    def computed_ahead(self, logits: list[torch.Tensor]) -> None:
+        assert self.run is not None, "prepare() first"
+        self.run.computed_ahead(self._drafted, logits)
+        self._drafted = []
 
     def charge(self, seconds: float) -> None:
         """Count `seconds` of a forward this job shared with others as its own work (the
@@ -576,6 +650,9 @@ class Engine:
         self.settings = SamplerSettings()
         self.lock = threading.Lock()  # one model, one forward at a time: every request and batched pass holds it
         self.contexts = ContextCache()  # encoded contexts kept for reuse (the last one, and keyed requests')
+        # Drafted canvases computed beside each solo pass (engine/lookahead.py); only for
+        # models whose canvas_logits takes several canvases over one context.
+        self.lookahead_width = lookahead_width() if isinstance(model, SeveralCanvases) else 0
         self._last_encoded: Optional[tuple[str, list[int]]] = None  # see _encode_text
 
     # ------------------------------------------------------------------ requests

@@ -178,12 +178,19 @@ class BatchRunner:
         packed = [i for i, t in enumerate(ready) if not t.job.encodes_on_first_pass and len(t.canvas) >= PACKED_MIN_ROWS]
         if isinstance(model, PackedPasses) and len(packed) > 1:
             try:
+                # Each request's drafted canvases (engine/lookahead.py) ride along, against
+                # the same context: attention runs canvas by canvas, so they share its slots.
+                drafted = [[torch.tensor(ids, dtype=torch.long, device=device) for ids in ready[i].job.drafted_canvases(ready[i].canvas)] for i in packed]
                 started = time.perf_counter()
-                outs = model.canvas_logits_many([ready[i].job.context for i in packed], [canvases[i] for i in packed])
-                seconds, rows = time.perf_counter() - started, sum(len(ready[i].canvas) for i in packed)
-                for i, out in zip(packed, outs):
-                    logits[i] = out
-                    ready[i].job.charge(seconds * len(ready[i].canvas) / max(1, rows))
+                outs = model.canvas_logits_many([ready[i].job.context for i, more in zip(packed, drafted) for _ in range(1 + len(more))],
+                                                [c for i, more in zip(packed, drafted) for c in [canvases[i], *more]])
+                seconds, rows = time.perf_counter() - started, sum(len(ready[i].canvas) * (1 + len(more)) for i, more in zip(packed, drafted))
+                at = 0
+                for i, more in zip(packed, drafted):
+                    logits[i] = outs[at]
+                    ready[i].job.computed_ahead(outs[at + 1 : at + 1 + len(more)])
+                    ready[i].job.charge(seconds * len(ready[i].canvas) * (1 + len(more)) / max(1, rows))
+                    at += 1 + len(more)
             except Exception:
                 log.exception("batched pass failed; running its requests one by one")
         for i, (ticket, canvas) in enumerate(zip(ready, canvases)):

@@ -317,7 +317,8 @@ class _CanvasPass(NamedTuple):
     [prefix tail | fresh suffix | canvas] (T, S, N of them) and their tables."""
 
     keep: int  # prefix tokens whose keys and values come from the reused cache
-    parts: tuple[int, int, int]  # (T, S, N)
+    parts: tuple[int, int, int]  # (T, S, B*N): B canvases of N rows
+    canvases: int  # B
     reuse_suffix: bool
     cos: torch.Tensor  # (1, 1, T+S+N, Dh), the queries' rotation
     sin: torch.Tensor
@@ -325,10 +326,12 @@ class _CanvasPass(NamedTuple):
     suffix_rope: Optional[tuple[torch.Tensor, torch.Tensor]]  # the whole suffix at P+N.., None without one
     tail_mask: torch.Tensor  # (1, 1, T, keep+T), causal
     empty: torch.Tensor  # (1, H, 0, Dh): no suffix keys or values
-    x: torch.Tensor  # (1, T+S+N, C), the embedded rows
+    x: torch.Tensor  # (1, T+S+B*N, C), the embedded rows
 
 
 class InfillTransformer(nn.Module):
+    several_canvases = True  # canvas_logits reads (B, N) canvases over one context (engine/lookahead.py)
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
@@ -480,9 +483,10 @@ class InfillTransformer(nn.Module):
     def encode_with_canvas(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[EncodedContext] = None) -> tuple[EncodedContext, torch.Tensor]:
         """`encode_context` and the first `canvas_logits` in one forward pass.
 
-        canvas_ids: (1, N) -> (the EncodedContext, (1, N, V) logits), equal to
+        canvas_ids: (B, N) -> (the EncodedContext, (B, N, V) logits), equal to
         `canvas_logits(encode_context(prefix_ids, suffix_ids, reuse), canvas_ids)` up to
-        float rounding (a matmul over more rows may sum in another order).
+        float rounding (a matmul over more rows may sum in another order). B > 1: drafted
+        canvases beside the first (engine/lookahead.py), each attending on its own rows.
 
         Why: a request's first canvas needs nothing from the encoding but its keys and
         values, layer by layer, and those are computed in the same layer. Packing the
@@ -493,8 +497,6 @@ class InfillTransformer(nn.Module):
         itself, the canvas over [suffix | prefix | canvas], as the two calls do.
         """
         B, N = canvas_ids.shape
-        if B != 1:
-            raise ValueError("encode_with_canvas takes one canvas (1, N)")
         run = self._canvas_pass_rows(prefix_ids, suffix_ids, canvas_ids, reuse)
         x = run.x
         layers: list[LayerKV] = []
@@ -506,12 +508,12 @@ class InfillTransformer(nn.Module):
             rotated_suffix.append(sk_canvas)
         cache = EncodedContext(list(prefix_ids), list(suffix_ids), layers)
         cache._rotated_for, cache._rotated = len(prefix_ids) + N, rotated_suffix  # the next pass of this canvas size reuses them
-        return cache, self.logits(self.final_norm(x))
+        return cache, self.logits(self.final_norm(x)).view(B, N, -1)
 
     def _canvas_pass_rows(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[EncodedContext]) -> _CanvasPass:
         """`encode_with_canvas`'s packed rows [prefix tail | fresh suffix | canvas], embedded,
         with their RoPE tables and the prefix tail's causal mask."""
-        N = canvas_ids.shape[1]
+        B, N = canvas_ids.shape
         device = self.embed.weight.device
         keep = _kept_prefix(reuse, prefix_ids)
         tail = prefix_ids[keep:]
@@ -521,18 +523,18 @@ class InfillTransformer(nn.Module):
         positions = torch.cat([
             torch.arange(keep, P, device=device),
             torch.arange(S, device=device),  # within the suffix only relative positions matter
-            torch.arange(P, P + N, device=device),
+            torch.arange(P, P + N, device=device).repeat(B),
         ]).unsqueeze(0)
         cos, sin = self._rope(positions)  # (1, 1, T+S+N, Dh)
         # The canvas sees the suffix right after itself: its keys rotated to P+N...
         suffix_rope = self._rope(torch.arange(P + N, P + N + len(suffix_ids), device=device).unsqueeze(0)) if suffix_ids else None
         tail_mask = torch.ones(T, keep + T, dtype=torch.bool, device=device).tril(diagonal=keep).view(1, 1, T, keep + T)
-        ids = torch.cat([torch.tensor([tail + fresh_suffix], dtype=torch.long, device=device), canvas_ids.to(device)], dim=1)
-        x = self.embed(ids)  # (1, T+S+N, C)
+        ids = torch.cat([torch.tensor([tail + fresh_suffix], dtype=torch.long, device=device), canvas_ids.to(device).reshape(1, B * N)], dim=1)
+        x = self.embed(ids)  # (1, T+S+B*N, C)
         empty = torch.zeros(1, self.cfg.n_heads, 0, self.cfg.head_dim, device=device, dtype=self.embed.weight.dtype)
-        parts = (T, S, N)
+        parts = (T, S, B * N)
         part_ropes = tuple(zip(cos.split(parts, dim=2), sin.split(parts, dim=2)))
-        return _CanvasPass(keep, parts, reuse_suffix, cos, sin, part_ropes, suffix_rope, tail_mask, empty, x)
+        return _CanvasPass(keep, parts, B, reuse_suffix, cos, sin, part_ropes, suffix_rope, tail_mask, empty, x)
 
     @staticmethod
     def _canvas_pass_kv(run: _CanvasPass, old: Optional[LayerKV], k_t: torch.Tensor, v_t: torch.Tensor, k_s: torch.Tensor, v_s: torch.Tensor) -> LayerKV:
@@ -560,7 +562,7 @@ class InfillTransformer(nn.Module):
         pk, pv, sk, sv = layer.prefix_k, layer.prefix_v, layer.suffix_k, layer.suffix_v
         sk_canvas = apply_rope(sk, *run.suffix_rope) if sk.shape[2] else sk  # type: ignore[misc]
         cos_c, sin_c = run.part_ropes[2]
-        canvas_out = F.scaled_dot_product_attention(q_c, torch.cat([sk_canvas, pk, apply_rope(k_c, cos_c, sin_c)], dim=2), torch.cat([sv, pv, v_c], dim=2))
+        canvas_out = self._canvases_attention(run.canvases, q_c, apply_rope(k_c, cos_c, sin_c), v_c, sk_canvas, sv, pk, pv)
         if last:  # the context rows' last attention output and FFN feed nothing
             return block.output_step(block, x[:, T + S :], canvas_out), layer, sk_canvas
         outs = []
@@ -571,6 +573,21 @@ class InfillTransformer(nn.Module):
             outs.append(F.scaled_dot_product_attention(q_s, apply_rope(k_s, cos_s, sin_s), v_s))
         outs.append(canvas_out)
         return block.output_step(block, x, torch.cat(outs, dim=2)), layer, sk_canvas
+
+    @staticmethod
+    def _canvases_attention(B: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, sk: torch.Tensor, sv: torch.Tensor, pk: torch.Tensor, pv: torch.Tensor) -> torch.Tensor:
+        """B canvases' rows (1, H, B*N, Dh), each over [suffix | prefix | its own rows]."""
+        if B == 1:
+            return F.scaled_dot_product_attention(q, torch.cat([sk, pk, k], dim=2), torch.cat([sv, pv, v], dim=2))
+        _, H, R, Dh = q.shape
+
+        def each(t: torch.Tensor) -> torch.Tensor:  # (1, H, B*N, Dh) -> (B, H, N, Dh)
+            return t.reshape(H, B, R // B, Dh).transpose(0, 1)
+
+        keys = torch.cat([sk.expand(B, -1, -1, -1), pk.expand(B, -1, -1, -1), each(k)], dim=2)
+        values = torch.cat([sv.expand(B, -1, -1, -1), pv.expand(B, -1, -1, -1), each(v)], dim=2)
+        out = F.scaled_dot_product_attention(each(q), keys, values)  # (B, H, N, Dh)
+        return out.transpose(0, 1).reshape(1, H, R, Dh)
 
     def _rotated_suffix_keys(self, cache: EncodedContext, start: int) -> list[torch.Tensor]:
         """Suffix keys rotated to absolute positions start..start+S-1, memoised per start."""

@@ -59,6 +59,10 @@ class BatchJob(Protocol):
 
     def charge(self, seconds: float) -> None: ...  # count seconds of a packed forward as this job's own work
 
+    def drafted_canvases(self, canvas: list[int]) -> list[list[int]]: ...  # canvases worth computing beside `canvas` (engine/lookahead.py)
+
+    def computed_ahead(self, logits: list[Any]) -> None: ...  # their logits, in that order, from the same forward
+
 
 @runtime_checkable
 class BatchingEngine(StreamingEngine, Protocol):

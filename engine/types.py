@@ -207,6 +207,8 @@ class InfillResult:
     drafts_verified: int = 0  # drafts the model read in the request's verification pass (0: none offered)
     replayed: int = 0  # passes of a later candidate replayed from an earlier one's logits, no forward spent (engine/api.py, REPLAY_BYTES)
     end_rule: str = ""  # which rule ended the middle (engine/ending.py END_RULES: "model", "closer", "newline", "valid", "veto", "line_end", "draft"), "" when none did (max_tokens, deadline, cancelled)
+    lookahead: dict[str, int] = field(default_factory=dict)  # tokens committed by passes replayed from drafted canvases, by draft source (engine/lookahead.py)
+    lookahead_passes: int = 0  # passes replayed from drafted canvases: no forward spent
     work_ms: float = 0.0  # the request's own work in milliseconds (engine/sampler.py WorkClock: its share of shared passes, not the other requests'): what deadline_seconds counts
 
     @property
@@ -314,6 +316,15 @@ class PackedPasses(Protocol):
     """A model that runs several requests' canvases in one forward (engine/batching.py)."""
 
     def canvas_logits_many(self, contexts: Sequence[object], canvases: Sequence["torch.Tensor"]) -> list["torch.Tensor"]: ...
+
+
+@runtime_checkable
+class SeveralCanvases(Protocol):
+    """A model whose canvas_logits reads a (B, N) batch of canvases over one context, each
+    row's logits what a lone canvas gets (engine/lookahead.py computes drafted canvases
+    beside the asked one)."""
+
+    several_canvases: bool
 
 
 @runtime_checkable

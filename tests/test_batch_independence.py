@@ -49,15 +49,17 @@ def test_the_same_batch_answers_the_same_and_a_line_alone_answers_as_in_the_batc
 
 
 def _logits_per_pass(monkeypatch) -> dict[str, list[str]]:
-    """Each request's logits, pass by pass (a digest of their bytes), keyed by its prefix."""
+    """Each request's logits, pass by pass (a digest of their bytes), keyed by its prefix:
+    every pass the sampler runs, those replayed from drafted canvases computed beside
+    another (engine/lookahead.py) too."""
     seen: dict[str, list[str]] = {}
-    advance = engine.api.InfillJob.advance
+    advance = engine.sampler.Denoising.advance
 
-    def recording(self, logits):
+    def recording(self, logits, **kwargs):
         seen.setdefault(self.prefix, []).append(hashlib.sha1(logits.contiguous().numpy().tobytes()).hexdigest())
-        return advance(self, logits)
+        return advance(self, logits, **kwargs)
 
-    monkeypatch.setattr(engine.api.InfillJob, "advance", recording)
+    monkeypatch.setattr(engine.sampler.Denoising, "advance", recording)
     return seen
 
 

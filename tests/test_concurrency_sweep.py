@@ -37,6 +37,25 @@ def test_sweep_reports_every_mode_at_every_level(tiny_model_dir):
     json.dumps(report)  # the --json line
 
 
+def test_drafted_baseline_writes_the_autoregressive_middles_in_fewer_passes(tiny_model_dir):
+    """autoregressive+drafts verifies the copy rule's drafts: the same middles as the plain
+    baseline on the same requests, batched too, with every level's share and tpf reported."""
+    import engine
+
+    eng = engine.load(tiny_model_dir)
+    eng.settings = eng.settings.replace(max_tokens=12)
+    report = run_sweep(eng, [1, 3], ["autoregressive", "autoregressive+drafts"], min_requests=6, repeats=1, draft_tokens=4)
+    plain = {l["concurrency"]: l for l in report["levels"] if l["mode"] == "autoregressive"}
+    for level in report["levels"]:
+        if level["mode"] != "autoregressive+drafts":
+            continue
+        assert level["identical_to_autoregressive"] == 1.0
+        assert level["tokens"] == plain[level["concurrency"]]["tokens"] and level["exact_match"] == plain[level["concurrency"]]["exact_match"]
+        assert level["tpf"] >= plain[level["concurrency"]]["tpf"] and level["drafted"] > 0 and 0 <= level["draft_accept"] <= 1
+    assert report["draft_tokens"] == 4 and "autoregressive+drafts" in report["crossover_per_user_drafts"]["text"]
+    json.dumps(report)
+
+
 def _level(c, mode, per_user):
     return {"concurrency": c, "mode": mode, "tokens_per_s_per_user": per_user, "tokens_per_s": per_user * c}
 
@@ -64,6 +83,7 @@ def test_bad_arguments_are_refused():
         parse_settings(["oops"])
     assert main(["--concurrency", "1,x"]) == 2
     assert main(["--concurrency", "1", "--modes", "batched,fast"]) == 2
+    assert main(["--concurrency", "1", "--modes", "autoregressive+drafts", "--draft-tokens", "0"]) == 2
 
 
 def test_command_writes_the_json_report_and_the_plot(tiny_model_dir, tmp_path, capsys):
@@ -73,7 +93,7 @@ def test_command_writes_the_json_report_and_the_plot(tiny_model_dir, tmp_path, c
                  "--json", "--plot", str(plot), "--out", str(out), "--set", "max_tokens=4"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     report = json.loads(last)
-    assert {l["mode"] for l in report["levels"]} == {"batched", "sequential", "autoregressive"}
+    assert {l["mode"] for l in report["levels"]} == {"batched", "sequential", "autoregressive", "autoregressive+drafts"}
     assert report["settings"]["max_tokens"] == 4
     assert json.loads(out.read_text())["levels"] == report["levels"]
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -494,6 +494,7 @@ def test_a_later_candidate_replays_the_passes_an_earlier_one_computed(tiny_engin
     import engine.api
 
     monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryMiddle())
+    monkeypatch.setattr(tiny_engine, "lookahead_width", 0)  # no drafted canvases (tests/test_lookahead.py has both)
     # Without replays the work bound (WASTE_BOUND, and the last resort's LAST_RESORT_PASSES;
     # tested in test_sampler_bound.py) would stop the second candidate where the replaying
     # run goes on: lifted, so that the two runs compare pass for pass.

@@ -20,6 +20,16 @@ model). Its exact match is reported next to its speed; the comparison is one of 
 Requests are decoded together (`DecodeBatch`): every pass feeds one token per unfinished
 request through `next_token_logits` (the model's packed pass: shared linear layers, attention per
 request); a request joins at any pass and leaves the batch when it stops.
+
+With drafts (`CopyDrafts`, the sweep's `autoregressive+drafts` mode) it is prompt-lookup
+decoding: each pass feeds the current token and a draft of up to K tokens guessed from the
+context by the diffusion sampler's own copy rule (engine/copying.py's CopyIndex over the
+prefix, then the suffix, chained guess by guess and stopped after a newline as its rule 7
+is) as 1+k causal rows through the KV cache (`verify_logits`); the longest start of the
+draft that equals the greedy predictions is kept, plus the model's next token, and the
+rejected draft rows are dropped from the cache (the stream's `length` rolled back). The
+text is the greedy decode's, token for token; only the passes it takes differ. The
+suffix serves only as a source of guesses: the model still never reads it.
 """
 from __future__ import annotations
 
@@ -30,6 +40,7 @@ from typing import Optional, Sequence
 import torch
 import torch.nn.functional as F
 
+from engine.copying import COPY_NGRAMS, CopyIndex
 from engine.model import EncodedContext, InfillTransformer
 from engine.tokenizer import Tokenizer
 
@@ -54,6 +65,18 @@ class DecodeStream:
         self.values[layer][:, :, self.length] = v
         return self.keys[layer][:, :, : self.length + 1], self.values[layer][:, :, : self.length + 1]
 
+    def extend(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write n rows (k, v: (1, H, n, Dh)) at `length`; the keys/values including them.
+        Rows past `length` are free: a rejected draft's rows are dropped by rolling
+        `length` back, and the next rows written over them."""
+        n = k.shape[2]
+        while self.length + n > self.keys[layer].shape[2]:
+            self.keys[layer] = torch.cat([self.keys[layer], torch.empty_like(self.keys[layer])], dim=2)
+            self.values[layer] = torch.cat([self.values[layer], torch.empty_like(self.values[layer])], dim=2)
+        self.keys[layer][:, :, self.length : self.length + n] = k
+        self.values[layer][:, :, self.length : self.length + n] = v
+        return self.keys[layer][:, :, : self.length + n], self.values[layer][:, :, : self.length + n]
+
 
 def decode_stream(cache: EncodedContext, room: int = 64) -> DecodeStream:
     """A stream for token-by-token decoding after the cached prefix, with `room` spare rows.
@@ -76,32 +99,46 @@ def decode_stream(cache: EncodedContext, room: int = 64) -> DecodeStream:
 
 
 @torch.no_grad()
-def prefill_stream(model: InfillTransformer, prefix_ids: list[int], room: int = 64) -> tuple[DecodeStream, torch.Tensor]:
+def prefill_stream(model: InfillTransformer, prefix_ids: list[int], room: int = 64, draft: Sequence[int] = ()) -> tuple[DecodeStream, torch.Tensor]:
     """The prefill as an autoregressive server runs it: one causal forward over the whole
     prefix that fills the KV cache and yields the first new token's logits (V,) from the
     last row. Returns the stream (every prefix token in it, `room` rows spare) and those
     logits. The diffusion engine's counterpart is `InfillTransformer.encode_with_canvas`
     (its first canvas pass encodes the context), so both count the prefill as the pass
-    that writes the first token."""
+    that writes the first token.
+
+    With a `draft` of k tokens the same forward runs over prefix + draft: the stream then
+    holds them too (`length` P + k, for the caller to roll back past the rejected ones)
+    and the logits are (1 + k, V), row j predicting the token after the prefix and the
+    draft's first j tokens."""
     if not prefix_ids:
         raise ValueError("autoregressive decoding needs at least one prefix token (e.g. BOS)")
     device = model.embed.weight.device
-    P = len(prefix_ids)
-    cos, sin = model._rope(torch.arange(P, device=device).unsqueeze(0))
-    x = model.embed(torch.tensor([prefix_ids], dtype=torch.long, device=device))
+    P, n = len(prefix_ids), len(draft)
+    T = P + n
+    cos, sin = model._rope(torch.arange(T, device=device).unsqueeze(0))
+    x = model.embed(torch.tensor([list(prefix_ids) + list(draft)], dtype=torch.long, device=device))
+    last_mask = _causal_tail(P - 1, 1 + n, device) if n else None  # the last 1+n rows' keys
     keys, values = [], []
     for i, block in enumerate(model.blocks):
         q, k, v = block.inputs_step(block, x, cos, sin)
         H, Dh = k.shape[1], k.shape[3]
-        kb, vb = k.new_empty(1, H, P + max(1, room), Dh), v.new_empty(1, H, P + max(1, room), Dh)
-        kb[:, :, :P], vb[:, :, :P] = k, v
+        kb, vb = k.new_empty(1, H, T + max(1, room), Dh), v.new_empty(1, H, T + max(1, room), Dh)
+        kb[:, :, :T], vb[:, :, :T] = k, v
         keys.append(kb)
         values.append(vb)
-        if i == len(model.blocks) - 1:  # only the last row's output feeds the next token
-            x = block.output_step(block, x[:, -1:], F.scaled_dot_product_attention(q[:, :, -1:], k, v))
+        if i == len(model.blocks) - 1:  # only the last 1+n rows' outputs feed new tokens
+            x = block.output_step(block, x[:, -1 - n :], F.scaled_dot_product_attention(q[:, :, -1 - n :], k, v, attn_mask=last_mask))
         else:
             x = block.output_step(block, x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
-    return DecodeStream(keys, values, P), model.logits(model.final_norm(x))[0, -1]
+    logits = model.logits(model.final_norm(x))[0]
+    return DecodeStream(keys, values, T), (logits if n else logits[-1])
+
+
+def _causal_tail(start: int, rows: int, device) -> torch.Tensor:
+    """The causal mask (rows, start + rows) of `rows` queries at positions start.. against
+    every key up to each one's own position."""
+    return torch.arange(start + rows, device=device).unsqueeze(0) <= torch.arange(start, start + rows, device=device).unsqueeze(1)
 
 
 @torch.no_grad()
@@ -127,6 +164,66 @@ def next_token_logits(model: InfillTransformer, streams: Sequence[DecodeStream],
     return logits
 
 
+@torch.no_grad()
+def verify_logits(model: InfillTransformer, streams: Sequence[DecodeStream], rows: Sequence[Sequence[int]]) -> torch.Tensor:
+    """next_token_logits with several rows per stream: rows[b] (the current token, then a
+    draft) is fed to streams[b] at positions length.., causally (each row attends to the
+    cache and the rows before it), and appended there; returns every row's next-token
+    logits, (sum of the rows' lengths, V), stream after stream. The caller rolls each
+    `length` back past the draft rows it rejects. One packed pass for every stream."""
+    device = model.embed.weight.device
+    sizes = [len(r) for r in rows]
+    if not streams or len(streams) != len(rows) or min(sizes) < 1:
+        raise ValueError("verify_logits needs one non-empty row list per stream")
+    ids = torch.tensor([t for r in rows for t in r], dtype=torch.long)
+    positions = torch.cat([torch.arange(s.length, s.length + n) for s, n in zip(streams, sizes)]).to(device)
+    masks = [_causal_tail(s.length, n, device) if n > 1 else None for s, n in zip(streams, sizes)]
+
+    def attend_each(i: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        out = []
+        for stream, mask, q_rows, k_rows, v_rows in zip(streams, masks, q.split(sizes, dim=2), k.split(sizes, dim=2), v.split(sizes, dim=2)):
+            keys, values = stream.extend(i, k_rows, v_rows)
+            out.append(F.scaled_dot_product_attention(q_rows, keys, values, attn_mask=mask))
+        return torch.cat(out, dim=2)
+
+    logits = model.packed_pass(ids.to(device), positions, attend_each)[0]  # (R, V)
+    for stream, n in zip(streams, sizes):
+        stream.length += n
+    return logits
+
+
+class CopyDrafts:
+    """Drafts for prompt-lookup decoding from the diffusion sampler's copy source
+    (engine/copying.py): the CopyIndex over the prefix (and the suffix, where the prefix
+    lacks a run) guesses the token after the last 2-4 tokens; the guess is appended and the
+    next one guessed, up to `max_tokens`, stopping after a newline token (the sampler's
+    rule 7 never extends a run past one, and rule 6 never guesses right after one)."""
+
+    def __init__(self, index: CopyIndex, max_tokens: int = 6) -> None:
+        self.index = index
+        self.max_tokens = max_tokens
+
+    @classmethod
+    def of(cls, tok: Tokenizer, source: Sequence[int], suffix_ids: Sequence[int] = (), max_tokens: int = 6) -> "CopyDrafts":
+        return cls(CopyIndex(source, tok.special_ids, suffix_ids), max_tokens)
+
+    def draft(self, tok: Tokenizer, middle: Sequence[int], limit: int) -> list[int]:
+        """Up to min(max_tokens, limit) guesses for the tokens after `middle` (the tokens
+        decoded so far). At the middle's start the last prefix token may be a newline (the
+        cursor at a line's start): rule 6 guesses there too."""
+        left = self.index.source[-COPY_NGRAMS[0] :] + list(middle)
+        out: list[int] = []
+        while len(out) < min(self.max_tokens, limit):
+            if (middle or out) and "\n" in tok.piece(left[-1]):
+                break
+            token = self.index.guess(left[-COPY_NGRAMS[0] :])
+            if token is None:
+                break
+            out.append(token)
+            left.append(token)
+        return out
+
+
 @dataclass
 class DecodeResult:
     middle: str
@@ -146,7 +243,8 @@ def first_suffix_line(suffix: str) -> Optional[str]:
 
 @dataclass
 class GreedyDecode:
-    """One request's greedy decode: feed `next_token`, then `advance` with its logits."""
+    """One request's greedy decode: feed `next_token`, then `advance` with its logits; or,
+    with `drafts`, feed [next_token] + `draft()` and `take_verified` the predictions."""
 
     tok: Tokenizer
     stream: DecodeStream
@@ -157,24 +255,32 @@ class GreedyDecode:
     generated: list[int] = field(default_factory=list)
     forwards: int = 1  # the context encoding
     result: Optional[DecodeResult] = None
+    drafts: Optional[CopyDrafts] = None  # prompt-lookup drafts (None: one token per pass)
+    drafted: int = 0  # draft tokens fed
+    accepted: int = 0  # draft tokens kept
 
     @classmethod
-    def start(cls, model: InfillTransformer, tok: Tokenizer, context: EncodedContext, suffix: str, max_tokens: int, lines: int = 1) -> "GreedyDecode":
-        state = cls(tok, decode_stream(context, room=max_tokens + 1), context.prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines)
+    def start(cls, model: InfillTransformer, tok: Tokenizer, context: EncodedContext, suffix: str, max_tokens: int, lines: int = 1, drafts: Optional[CopyDrafts] = None) -> "GreedyDecode":
+        state = cls(tok, decode_stream(context, room=max_tokens + 1), context.prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines, drafts=drafts)
         if max_tokens <= 0:
             state.result = DecodeResult("", 0, state.forwards, "empty")
         return state
 
     @classmethod
-    def prefill(cls, model: InfillTransformer, tok: Tokenizer, prefix_ids: list[int], suffix: str, max_tokens: int, lines: int = 1) -> "GreedyDecode":
+    def prefill(cls, model: InfillTransformer, tok: Tokenizer, prefix_ids: list[int], suffix: str, max_tokens: int, lines: int = 1, drafts: Optional[CopyDrafts] = None) -> "GreedyDecode":
         """A decode whose first token comes from the prefill pass itself (`prefill_stream`):
-        n tokens in n forwards, as an autoregressive server counts them."""
+        n tokens in n forwards, as an autoregressive server counts them. With `drafts`
+        the prefill verifies the first draft too."""
         if max_tokens <= 0:
             state = cls.start(model, tok, model.encode_context(prefix_ids, []), suffix, max_tokens, lines)
             return state
-        stream, logits = prefill_stream(model, prefix_ids, room=max_tokens + 1)
-        state = cls(tok, stream, prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines, forwards=0)
-        state.advance(logits)  # the prefill's pass writes the first token
+        state = cls(tok, None, prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines, forwards=0, drafts=drafts)  # type: ignore[arg-type]
+        draft = state.draft()
+        state.stream, logits = prefill_stream(model, prefix_ids, room=max_tokens + 1, draft=draft)
+        if draft:
+            state.take_verified(draft, greedy_tokens(logits, tok))
+        else:
+            state.advance(logits)  # the prefill's pass writes the first token
         return state
 
     @property
@@ -187,9 +293,38 @@ class GreedyDecode:
 
     def take(self, token: int) -> None:
         """Append the token chosen for this request and decide whether to stop."""
+        self.forwards += 1
+        self._append(token)
+
+    def draft(self) -> list[int]:
+        """The draft to feed after `next_token` in this request's next pass ([] without
+        drafts): no longer than the tokens it may still write, less the one every pass
+        writes anyway."""
+        if self.drafts is None:
+            return []
+        return self.drafts.draft(self.tok, self.generated, self.max_tokens - len(self.generated) - 1)
+
+    def take_verified(self, draft: Sequence[int], predictions: Sequence[int]) -> None:
+        """One pass fed [next_token] + draft and predicted `predictions` (1 + len(draft)
+        greedy tokens, row j's after the draft's first j): keep the draft's longest start
+        that equals the predictions and the model's token after it, drop the rejected draft
+        rows from the stream, and decide whether to stop after each kept token (the same
+        stops as one token per pass: the text is the greedy decode's)."""
+        kept = 0
+        while kept < len(draft) and draft[kept] == predictions[kept]:
+            kept += 1
+        self.stream.length -= len(draft) - kept
+        self.drafted += len(draft)
+        self.accepted += kept
+        self.forwards += 1
+        for token in predictions[: kept + 1]:
+            self._append(token)
+            if self.done:
+                return
+
+    def _append(self, token: int) -> None:
         self.generated.append(token)
         self.next_token = token
-        self.forwards += 1
         text = self.tok.decode(self.generated)
         if "\n" in self.tok.piece(token):
             finished = [line.strip() for line in text.split("\n")[:-1]]  # complete lines
@@ -231,23 +366,36 @@ class DecodeBatch:
             self.active.append(state)
 
     def step(self) -> list[GreedyDecode]:
-        """One token for every active request; returns the ones that stopped."""
+        """One pass for every active request (one token each, or with drafts the verified
+        draft and one token more); returns the ones that stopped."""
         if not self.active:
             return []
-        logits = next_token_logits(self.model, [s.stream for s in self.active], torch.tensor([s.next_token for s in self.active]))  # (B, V)
-        for state, token in zip(self.active, greedy_tokens(logits, self.active[0].tok)):
-            state.take(token)
+        drafts = [s.draft() for s in self.active]
+        tok = self.active[0].tok
+        if not any(drafts):  # one row per request: the plain step
+            logits = next_token_logits(self.model, [s.stream for s in self.active], torch.tensor([s.next_token for s in self.active]))  # (B, V)
+            for state, token in zip(self.active, greedy_tokens(logits, tok)):
+                state.take(token)
+        else:
+            rows = [[s.next_token] + d for s, d in zip(self.active, drafts)]
+            predictions = greedy_tokens(verify_logits(self.model, [s.stream for s in self.active], rows), tok)  # one host copy
+            start = 0
+            for state, draft in zip(self.active, drafts):
+                state.take_verified(draft, predictions[start : start + 1 + len(draft)])
+                start += 1 + len(draft)
         self.passes += 1
         finished = [s for s in self.active if s.done]
         self.active = [s for s in self.active if not s.done]
         return finished
 
 
-def decode_many(model: InfillTransformer, tok: Tokenizer, contexts: Sequence[EncodedContext], suffixes: Sequence[str], max_tokens: int = 64, lines: int = 1) -> list[DecodeResult]:
-    """Greedy-decode every request together, one batched pass per token, each leaving the
-    batch when it stops. contexts[i] must hold request i's prefix (its suffix is unused)."""
+def decode_many(model: InfillTransformer, tok: Tokenizer, contexts: Sequence[EncodedContext], suffixes: Sequence[str], max_tokens: int = 64, lines: int = 1, drafts: Optional[Sequence[Optional[CopyDrafts]]] = None) -> list[DecodeResult]:
+    """Greedy-decode every request together, one batched pass per token (or verified
+    draft, with drafts[i] for request i), each leaving the batch when it stops.
+    contexts[i] must hold request i's prefix (its suffix is unused)."""
     start = time.perf_counter()
-    states = [GreedyDecode.start(model, tok, c, s, max_tokens, lines) for c, s in zip(contexts, suffixes, strict=True)]
+    drafts = drafts if drafts is not None else [None] * len(contexts)
+    states = [GreedyDecode.start(model, tok, c, s, max_tokens, lines, d) for c, s, d in zip(contexts, suffixes, drafts, strict=True)]
     batch = DecodeBatch(model)
     for state in states:
         batch.join(state)

@@ -8,6 +8,7 @@ STYLE = {  # mode -> (label, colour, marker)
     "batched": ("diffusion, batched", "#1f77b4", "o"),
     "sequential": ("diffusion, one at a time", "#7f7f7f", "s"),
     "autoregressive": ("autoregressive, batched (same weights)", "#d62728", "^"),
+    "autoregressive+drafts": ("autoregressive + copy drafts, batched (same weights, same drafts)", "#ff7f0e", "v"),
 }
 
 

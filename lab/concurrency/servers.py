@@ -1,4 +1,4 @@
-"""The three ways of serving concurrent requests that the sweep compares.
+"""The four ways of serving concurrent requests that the sweep compares.
 
 Each is driven the same way by the sweep's closed loop: `submit(key, item)` hands a
 request over, `pump()` does one unit of work (a forward pass, or for `sequential` one
@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Optional, Protocol
 
-from engine.api import Engine
+from engine.api import COPY_SUFFIX_CHARS, Engine
 from engine.batching import BatchRunner, Ticket
-from lab.baseline.autoregressive import DecodeBatch, GreedyDecode
+from lab.baseline.autoregressive import CopyDrafts, DecodeBatch, GreedyDecode
 from lab.concurrency.items import Item
 
-MODES = ("batched", "sequential", "autoregressive")
+DRAFTED = "autoregressive+drafts"
+MODES = ("batched", "sequential", "autoregressive", DRAFTED)
+DRAFT_TOKENS = 6  # the drafted baseline's longest draft (--draft-tokens)
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,8 @@ class Finished:
     middle: str
     tokens: int
     forwards: int  # the request's own passes, its context encoding counted as one
+    drafted: int = 0  # draft tokens fed (autoregressive+drafts)
+    accepted: int = 0  # draft tokens kept
 
 
 class Server(Protocol):
@@ -73,10 +77,13 @@ class Batched:
 class Autoregressive:
     """The same weights decoding the middle left to right, one token per pass, batched the
     same way (lab/baseline/autoregressive.py). Its context is the same prefix window; it does not
-    see the suffix."""
+    see the suffix. With `draft_tokens` > 0 (mode autoregressive+drafts) every pass also
+    verifies a draft of up to that many tokens guessed by the diffusion sampler's copy rule
+    (prompt-lookup decoding): the same text, in fewer passes when the drafts are right."""
 
-    def __init__(self, eng: Engine) -> None:
+    def __init__(self, eng: Engine, draft_tokens: int = 0) -> None:
         self.eng = eng
+        self.draft_tokens = draft_tokens
         self.batch = DecodeBatch(eng.model)  # type: ignore[arg-type]
         self.joining: deque[tuple[int, Item]] = deque()
         self.keys: dict[int, int] = {}  # id(state) -> request key
@@ -84,12 +91,23 @@ class Autoregressive:
     def submit(self, key: int, item: Item) -> None:
         self.joining.append((key, item))
 
+    def drafts(self, item: Item, prefix_ids: list[int]) -> Optional[CopyDrafts]:
+        """The diffusion sampler's copy source for this request: the prefix's tokens as the
+        engine gives them to rule 6 (a longer stretch than the window with
+        copy_context_tokens; the window's ids when the sampler's copying is off), and the
+        suffix's first COPY_SUFFIX_CHARS characters where the prefix lacks a run."""
+        if self.draft_tokens <= 0:
+            return None
+        source = self.eng.copy_source(item.prefix, prefix_ids, self.eng.settings) or prefix_ids
+        suffix_ids = self.eng.tokenizer.encode(item.suffix[:COPY_SUFFIX_CHARS]) if item.suffix else []
+        return CopyDrafts.of(self.eng.tokenizer, source, suffix_ids, self.draft_tokens)
+
     def pump(self) -> list[Finished]:
         finished = []
         while self.joining:  # join at this pass: encode the prefix (the prefill)
             key, item = self.joining.popleft()
             prefix_ids = self.eng.context_ids(item.prefix, item.suffix)[0]
-            state = GreedyDecode.prefill(self.eng.model, self.eng.tokenizer, prefix_ids, item.suffix, self.eng.settings.max_tokens)  # type: ignore[arg-type]
+            state = GreedyDecode.prefill(self.eng.model, self.eng.tokenizer, prefix_ids, item.suffix, self.eng.settings.max_tokens, drafts=self.drafts(item, prefix_ids))  # type: ignore[arg-type]
             self.keys[id(state)] = key
             if state.done:
                 finished.append(state)
@@ -98,15 +116,17 @@ class Autoregressive:
         out = []
         for state in finished:
             assert state.result is not None
-            out.append(Finished(self.keys.pop(id(state)), state.result.middle, state.result.tokens, state.result.forwards))
+            out.append(Finished(self.keys.pop(id(state)), state.result.middle, state.result.tokens, state.result.forwards, state.drafted, state.accepted))
         return out
 
 
-def make_server(mode: str, eng: Engine, concurrency: int) -> Server:
+def make_server(mode: str, eng: Engine, concurrency: int, draft_tokens: int = DRAFT_TOKENS) -> Server:
     if mode == "batched":
         return Batched(eng, max_batch=concurrency)
     if mode == "sequential":
         return Sequential(eng)
     if mode == "autoregressive":
         return Autoregressive(eng)
+    if mode == DRAFTED:
+        return Autoregressive(eng, draft_tokens)
     raise ValueError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")

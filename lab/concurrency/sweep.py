@@ -1,6 +1,6 @@
 """The concurrency sweep: batched diffusion vs one request at a time vs autoregressive.
 
-    python -m lab bench --concurrency 1,2,4,8,16,32,64 [--json] [--plot docs/concurrency.png]
+    python -m lab bench --concurrency 1,2,4,8,16,32,64 [--json] [--plot docs/concurrency.png] [--draft-tokens 6]
     python -m lab.concurrency.sweep --concurrency 1,2,4,8,16,32,64 ...   (the same)
 
 For each level C, C clients in a closed loop: each sends a request, waits for its result
@@ -12,15 +12,20 @@ same ones in the same order for every mode. The modes (lab/concurrency/servers.p
 - batched: the diffusion engine, continuous batching (engine/batching.py);
 - sequential: the diffusion engine one request at a time, as served before batching;
 - autoregressive: the same weights writing the middle left to right, one token per pass,
-  batched the same way (lab/baseline/autoregressive.py); it does not see the suffix.
+  batched the same way (lab/baseline/autoregressive.py); it does not see the suffix;
+- autoregressive+drafts: the same decode with prompt-lookup drafts: each pass also
+  verifies up to --draft-tokens tokens guessed by the diffusion sampler's copy rule (the
+  same drafts the sampler copies from: prefix, then suffix), batched the same way. Its
+  middles are the autoregressive mode's, token for token (the share is printed: "same").
 
 Figures per level and mode: total tokens/s (middle tokens of every request / wall time),
 tokens/s per user (sum of tokens / sum of latencies: the rate one client sees), p50/p99
 latency (send to result, queueing and context encoding included), tokens per forward
 (sum of tokens / sum of each request's own passes; both engines encode a new context in the
 pass that writes the first token, as an autoregressive server's prefill does),
-exact match with the held-out text (trailing whitespace ignored), and for `batched` the
-share of middles identical to `sequential`'s. Everything runs in one process, one mode
+exact match with the held-out text (trailing whitespace ignored), for `batched` the
+share of middles identical to `sequential`'s, and for `autoregressive+drafts` the share
+identical to `autoregressive`'s and the share of drafted tokens kept (draft_accept). Everything runs in one process, one mode
 after another, so the ratios within one run are the figures to trust on a shared machine.
 With --json the last line of output is one JSON object: {"levels": [...], ...}.
 """
@@ -38,7 +43,7 @@ import torch
 
 from lab.evaluation.items import exact_match, percentile
 from lab.concurrency.items import Item, load_items
-from lab.concurrency.servers import MODES, Finished, make_server
+from lab.concurrency.servers import DRAFT_TOKENS, DRAFTED, MODES, Finished, make_server
 
 DEFAULT_LEVELS = "1,2,4,8,16,32,64"
 MIN_REQUESTS = 24  # per level; a level C runs max(MIN_REQUESTS, 4C) requests (WAVES)
@@ -56,9 +61,9 @@ class Record:
     latency_ms: float
 
 
-def run_level(eng, mode: str, items: list[Item], concurrency: int, requests: int) -> tuple[list[Record], float]:
+def run_level(eng, mode: str, items: list[Item], concurrency: int, requests: int, draft_tokens: int = DRAFT_TOKENS) -> tuple[list[Record], float]:
     """C clients in a closed loop until `requests` have finished. Returns (records, wall s)."""
-    server = make_server(mode, eng, concurrency)
+    server = make_server(mode, eng, concurrency, draft_tokens)
     sent: dict[int, float] = {}
     records: list[Record] = []
     next_key = 0
@@ -86,7 +91,8 @@ def summarize(mode: str, concurrency: int, records: list[Record], wall: float) -
     tokens = sum(r.finished.tokens for r in records)
     latencies = [r.latency_ms for r in records]
     forwards = sum(r.finished.forwards for r in records)
-    return {
+    drafted = sum(r.finished.drafted for r in records)
+    out = {
         "concurrency": concurrency,
         "mode": mode,
         "tokens_per_s": round(tokens / wall, 2),
@@ -101,6 +107,10 @@ def summarize(mode: str, concurrency: int, records: list[Record], wall: float) -
         "tokens": tokens,
         "wall_s": round(wall, 2),
     }
+    if mode == DRAFTED:
+        out["drafted"] = drafted
+        out["draft_accept"] = round(sum(r.finished.accepted for r in records) / drafted, 4) if drafted else None
+    return out
 
 
 def _exact_match(records: list[Record]) -> Optional[float]:
@@ -116,22 +126,23 @@ def identical_share(a: list[Record], b: list[Record]) -> float:
     return round(sum(x == y for x, y in pairs) / len(pairs), 4) if pairs else 0.0
 
 
-def crossover(levels: list[dict[str, Any]], key: str = "tokens_per_s_per_user") -> dict[str, Any]:
-    """The lowest concurrency from which autoregressive beats batched diffusion on `key`
-    and stays ahead, and who leads at the lowest level."""
+def crossover(levels: list[dict[str, Any]], key: str = "tokens_per_s_per_user", baseline: str = "autoregressive") -> dict[str, Any]:
+    """The lowest concurrency from which the `baseline` mode (autoregressive, or
+    autoregressive+drafts) beats batched diffusion on `key` and stays ahead, and who leads
+    at the lowest level."""
     by_c: dict[int, dict[str, float]] = {}
     for level in levels:
         by_c.setdefault(level["concurrency"], {})[level["mode"]] = level[key]
-    both = sorted(c for c, modes in by_c.items() if {"batched", "autoregressive"} <= set(modes))
+    both = sorted(c for c, modes in by_c.items() if {"batched", baseline} <= set(modes))
     if not both:
-        return {"at": None, "text": "not measured (needs both batched and autoregressive)"}
-    ahead = [by_c[c]["autoregressive"] > by_c[c]["batched"] for c in both]
+        return {"at": None, "text": f"not measured (needs both batched and {baseline})"}
+    ahead = [by_c[c][baseline] > by_c[c]["batched"] for c in both]
     if all(ahead):
-        return {"at": None, "text": f"autoregressive ahead at every level ({both[0]}..{both[-1]}): no crossover, diffusion never leads"}
+        return {"at": None, "text": f"{baseline} ahead at every level ({both[0]}..{both[-1]}): no crossover, diffusion never leads"}
     if not ahead[-1]:
-        return {"at": None, "text": f"batched diffusion ahead up to {both[-1]}: no crossover in the range measured"}
+        return {"at": None, "text": f"batched diffusion ahead of {baseline} up to {both[-1]}: no crossover in the range measured"}
     first = max(i for i, a in enumerate(ahead) if not a) + 1
-    return {"at": both[first], "text": f"autoregressive overtakes batched diffusion at concurrency {both[first]} (diffusion ahead at {both[first - 1]})"}
+    return {"at": both[first], "text": f"{baseline} overtakes batched diffusion at concurrency {both[first]} (diffusion ahead at {both[first - 1]})"}
 
 
 def load_engine(model: Optional[Path], device: str, shapes: Optional[Path], threads: Optional[int], dtype: Optional[str] = None, settings: Optional[dict[str, Any]] = None):
@@ -174,7 +185,7 @@ def parse_settings(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def run_sweep(eng, levels: list[int], modes: list[str], min_requests: int, progress=None, repeats: int = 2) -> dict[str, Any]:
+def run_sweep(eng, levels: list[int], modes: list[str], min_requests: int, progress=None, repeats: int = 2, draft_tokens: int = DRAFT_TOKENS) -> dict[str, Any]:
     """Every level runs every mode `repeats` times, in order, then in reverse order, and so
     on (ABBA): a machine that slows down or speeds up during a level weighs on every mode
     alike. A mode's figures pool its runs (tokens and wall time summed, latencies joined)."""
@@ -186,20 +197,25 @@ def run_sweep(eng, levels: list[int], modes: list[str], min_requests: int, progr
         requests = max(min_requests, WAVES * c)
         records: dict[str, list[Record]] = {mode: [] for mode in modes}
         walls: dict[str, float] = {mode: 0.0 for mode in modes}
-        level_same = level_compared = 0
+        level_same = level_compared = ar_same = ar_compared = 0
         for repeat in range(repeats):
             runs: dict[str, list[Record]] = {}
             for mode in (modes if repeat % 2 == 0 else modes[::-1]):
-                runs[mode], wall = run_level(eng, mode, items, c, requests)
+                runs[mode], wall = run_level(eng, mode, items, c, requests, draft_tokens)
                 records[mode] += runs[mode]
                 walls[mode] += wall
             if "batched" in runs and "sequential" in runs:
                 share = identical_share(runs["batched"], runs["sequential"])
                 level_same, level_compared = level_same + round(share * requests), level_compared + requests
+            if DRAFTED in runs and "autoregressive" in runs:
+                share = identical_share(runs[DRAFTED], runs["autoregressive"])
+                ar_same, ar_compared = ar_same + round(share * requests), ar_compared + requests
         for mode in modes:
             out.append(summarize(mode, c, records[mode], walls[mode]))
             if mode == "batched" and level_compared:
                 out[-1]["identical_to_sequential"] = round(level_same / level_compared, 4)
+            if mode == DRAFTED and ar_compared:
+                out[-1]["identical_to_autoregressive"] = round(ar_same / ar_compared, 4)
             if progress:
                 progress(out[-1])
         same, compared = same + level_same, compared + level_compared
@@ -207,6 +223,8 @@ def run_sweep(eng, levels: list[int], modes: list[str], min_requests: int, progr
         "levels": out,
         "crossover_per_user": crossover(out),
         "crossover_total": crossover(out, "tokens_per_s"),
+        "crossover_per_user_drafts": crossover(out, baseline=DRAFTED),
+        "draft_tokens": draft_tokens,
         "batched_identical_to_sequential": {"identical": same, "requests": compared},
         "model": eng.model_name,
         "parameters": eng.info.get("parameters"),
@@ -220,12 +238,18 @@ def run_sweep(eng, levels: list[int], modes: list[str], min_requests: int, progr
 
 
 def table(report: dict[str, Any]) -> str:
-    rows = [f"{'C':>3} {'mode':<15}{'tok/s':>9}{'tok/s/user':>11}{'p50 ms':>9}{'p99 ms':>9}{'tpf':>7}{'EM':>7}{'same':>7}"]
+    rows = [f"{'C':>3} {'mode':<22}{'tok/s':>9}{'tok/s/user':>11}{'p50 ms':>9}{'p99 ms':>9}{'tpf':>7}{'EM':>7}{'same':>7}"]
     for l in report["levels"]:
-        same = f"{l['identical_to_sequential']:.0%}" if "identical_to_sequential" in l else ""
-        rows.append(f"{l['concurrency']:>3} {l['mode']:<15}{l['tokens_per_s']:>9.1f}{l['tokens_per_s_per_user']:>11.1f}{l['p50_ms']:>9.0f}{l['p99_ms']:>9.0f}{l['tpf']:>7.2f}{l['exact_match']:>7.1%}{same:>7}")
+        # batched: the share identical to sequential; autoregressive+drafts: to autoregressive
+        same_share = l.get("identical_to_sequential", l.get("identical_to_autoregressive"))
+        same = f"{same_share:.0%}" if same_share is not None else ""
+        rows.append(f"{l['concurrency']:>3} {l['mode']:<22}{l['tokens_per_s']:>9.1f}{l['tokens_per_s_per_user']:>11.1f}{l['p50_ms']:>9.0f}{l['p99_ms']:>9.0f}{l['tpf']:>7.2f}{l['exact_match']:>7.1%}{same:>7}")
     rows.append(f"tokens/s per user: {report['crossover_per_user']['text']}")
     rows.append(f"total tokens/s:    {report['crossover_total']['text']}")
+    if any(l["mode"] == DRAFTED for l in report["levels"]):
+        accept = [f"C={l['concurrency']} {l['draft_accept']:.0%} of {l['drafted']}" for l in report["levels"] if l["mode"] == DRAFTED and l.get("draft_accept") is not None]
+        rows.append(f"per user, drafts:  {report['crossover_per_user_drafts']['text']}")
+        rows.append(f"draft tokens kept (--draft-tokens {report.get('draft_tokens')}): {', '.join(accept) or 'none drafted'}")
     return "\n".join(rows)
 
 
@@ -234,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", default=DEFAULT_LEVELS, help=f"comma-separated levels (default {DEFAULT_LEVELS})")
     p.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
     p.add_argument("--requests", type=int, default=MIN_REQUESTS, help="requests per level at least (a level C runs max(this, 4C))")
+    p.add_argument("--draft-tokens", type=int, default=DRAFT_TOKENS, help=f"{DRAFTED}: the longest draft verified per pass (default {DRAFT_TOKENS})")
     p.add_argument("--repeats", type=int, default=2, help="runs of every mode per level, in alternating order (default 2: ABBA)")
     p.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
     p.add_argument("--shapes", type=Path, default=None, help="ModelConfig JSON: random weights of these shapes (speed only)")
@@ -270,12 +295,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     if unknown or not modes:
         print(f"python -m lab bench: error: unknown mode(s) {unknown}; known: {', '.join(MODES)}", file=sys.stderr)
         return 2
+    if args.draft_tokens < 1:
+        print("python -m lab bench: error: --draft-tokens must be at least 1", file=sys.stderr)
+        return 2
     eng = load_engine(args.model, args.device, args.shapes, args.threads, args.dtype, settings)
 
     def progress(level: dict[str, Any]) -> None:
-        print(f"C={level['concurrency']:<3} {level['mode']:<15} {level['tokens_per_s']:8.1f} tok/s  p50 {level['p50_ms']:7.0f} ms  EM {level['exact_match']:.1%}", file=sys.stderr, flush=True)
+        print(f"C={level['concurrency']:<3} {level['mode']:<22} {level['tokens_per_s']:8.1f} tok/s  p50 {level['p50_ms']:7.0f} ms  EM {level['exact_match']:.1%}", file=sys.stderr, flush=True)
 
-    report = run_sweep(eng, levels, modes, args.requests, progress, max(1, args.repeats))
+    report = run_sweep(eng, levels, modes, args.requests, progress, max(1, args.repeats), args.draft_tokens)
     if args.plot:
         from lab.concurrency.plot import plot
 

@@ -40,6 +40,9 @@ SUITES = ("dev", "humaneval")
 # The result's fields a snapshot keeps (InfillResult); timings (ms, work_ms) are left out.
 RESULT_FIELDS = ("middle", "tokens", "forwards", "stop_reason", "candidates_tried", "vetoed", "edits", "written", "replayed", "draft")
 OPTIONAL_FIELDS = ("end_rule",)  # recorded as null while the result has no such attribute
+# Recorded, printed in the work figures, never compared: how many passes drafted canvases
+# saved (engine/lookahead.py) is the point of a change to them, not a difference in behaviour.
+WORK_FIELDS = ("lookahead", "lookahead_passes")
 HEADLINE_FIELDS = ("middle", "forwards", "stop_reason", "tokens")  # compare counts these separately
 REQUIRED_KEYS = ("suite", "id") + RESULT_FIELDS
 
@@ -76,7 +79,7 @@ def snapshot_line(suite: str, item_id: str, result) -> dict:
     row = {"suite": suite, "id": item_id}
     for name in RESULT_FIELDS:
         row[name] = getattr(result, name)
-    for name in OPTIONAL_FIELDS:
+    for name in OPTIONAL_FIELDS + WORK_FIELDS:
         row[name] = getattr(result, name, None)
     return row
 
@@ -185,6 +188,12 @@ def work_figures(rows: list[dict]) -> dict:
         out[suite] = {"tokens_per_forward": round(sum(r["tokens"] for r in rs) / forwards, 3) if forwards else 0.0,
                       "extra_p50": extra[len(extra) // 2], "extra_p95": extra[min(len(extra) - 1, int(len(extra) * 0.95))], "extra_worst": extra[-1],
                       "within_2": round(sum(e <= 2 for e in extra) / len(extra), 3)}
+        drafted: Counter = Counter()
+        for r in rs:
+            drafted.update(r.get("lookahead") or {})
+        if drafted:  # tokens the sampler committed in passes replayed from drafted canvases, by source
+            written = sum(r["written"] for r in rs)
+            out[suite]["drafted"] = {source: f"{n} ({n / max(1, written):.1%} of written)" for source, n in sorted(drafted.items())}
     return out
 
 
@@ -213,6 +222,9 @@ def format_report(a_path, b_path, report: dict, show: int) -> str:
         fmt = lambda w: (f"tokens/forward {w['tokens_per_forward']}, extra p50 {w['extra_p50']} p95 {w['extra_p95']} worst {w['extra_worst']}, "  # noqa: E731
                          f"within +2 {w['within_2']:.1%}") if w else "-"
         lines.append(f"  {suite}: {fmt(wa)} | {fmt(wb)}")
+        for side, w in (("A", wa), ("B", wb)):
+            if w.get("drafted"):
+                lines.append(f"    {side} drafted canvases' tokens: " + ", ".join(f"{k} {v}" for k, v in w["drafted"].items()))
     if report["differing"] and show > 0:
         lines += ["", f"first {min(show, len(report['differing']))} of {len(report['differing'])} differing items:"]
         for ra, rb, fields in report["differing"][:show]:

@@ -1,0 +1,126 @@
+"""Draft and verify: the canvases the sampler will probably ask for next, computed in the
+forward it runs anyway.
+
+A pass over canvas X usually commits one token at X's first masked position p, so the
+next pass reads X with p filled. Drafts guess that token (and the ones after it); each
+guess is a canvas: X + guess at p, X + guesses at p and p+1, ... These canvases ride in
+the same forward as X (`canvas_logits` over a (1 + width, N) batch: one context, one read
+of every weight, a few more rows). When the sampler's next canvas is one of them, its
+logits are there: the pass is replayed without a forward (engine/api.py, InfillRun). The
+sampler itself is untouched, so every middle is the one it writes without drafts, bit for
+bit (a row's logits do not depend on the rows beside it from 4 rows on, engine/batching.py);
+only the forwards spent change. A wrong draft costs its rows and nothing else.
+
+The drafts' sources, each counted in `InfillResult.drafted` (passes replayed, by source):
+- "copy": the copy rule's guess (engine/copying.py: the token that followed the last 2-4
+  tokens where they occur in the prefix or suffix), chained;
+- "workspace": the workspace's whole-line drafts (engine/drafts.py) whose tokens agree with
+  the canvas so far;
+- "model": the model's own most likely tokens at p in the previous pass's logits (p was
+  masked then too; one pass stale).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence
+
+import torch
+
+from engine.copying import COPY_NGRAMS
+
+if TYPE_CHECKING:
+    from engine.sampler import Denoising
+
+SOURCES = ("copy", "workspace", "model")
+CHAIN = 3  # the longest run of guesses one source drafts (each prefix of it is a canvas)
+MODEL_GUESSES = 1  # the model's own guesses at p: its top tokens (on the dev lines its 2nd-4th were asked for 1 time in 25)
+
+
+@dataclass(frozen=True)
+class Guess:
+    """A canvas the next pass may read, and the source of the tokens that differ from the
+    canvas being computed."""
+
+    canvas: tuple[int, ...]
+    source: str
+    depth: int = 1  # how many of its tokens are guessed (its chain's prefix), or the model's rank
+
+
+def _copy_chain(run: "Denoising", ids: Sequence[int], p: int) -> list[int]:
+    index = run.copy_index
+    if index is None:
+        return []
+    tok = run.canvas.tok
+    left = list(index.source[-COPY_NGRAMS[0]:]) + list(ids[:p])
+    chain: list[int] = []
+    while len(chain) < CHAIN:
+        token = index.guess(left[-COPY_NGRAMS[0]:])
+        if token is None or token in tok.special_ids:
+            break
+        chain.append(token)
+        left.append(token)
+        if "\n" in tok.piece(token):
+            break  # the sampler's copy run stops at a new line too
+    return chain
+
+
+def _workspace_chains(drafts: Sequence[Sequence[int]], ids: Sequence[int], p: int, eom: int) -> list[list[int]]:
+    chains = []
+    for draft in drafts:
+        if len(draft) > p and tuple(draft[:p]) == tuple(ids[:p]):
+            chain = [t for t in draft[p : p + CHAIN]]
+            chain = chain[: chain.index(eom)] if eom in chain else chain
+            if chain:
+                chains.append(chain)
+    return chains
+
+
+def _model_tokens(run: "Denoising", previous: Optional[torch.Tensor], p: int, count: int) -> list[int]:
+    if previous is None or p >= previous.shape[0] or count <= 0:
+        return []
+    tok = run.canvas.tok
+    row = previous[p].float().clone()
+    row[tok.mask_id] = float("-inf")
+    row[tok.eom_id] = float("-inf")  # an end closes the canvas: no next pass to draft for
+    if p == 0 and run.first_allowed is not None and run.first_allowed.shape[0] == row.shape[0]:
+        row[~run.first_allowed] = float("-inf")
+    return [int(t) for t in row.topk(min(count, row.shape[0])).indices.tolist()]
+
+
+def guesses(run: "Denoising", ids: Sequence[int], previous: Optional[torch.Tensor], drafts: Sequence[Sequence[int]], width: int) -> list[Guess]:
+    """Up to `width` canvases the pass after the one over `ids` may read: `ids` with its
+    first masked position (and the next ones) filled by each source's guesses, one
+    canvas per prefix of a guess chain. Never a canvas without a masked position left (a
+    full canvas grows: the next pass reads another size). `previous`: the logits of the
+    pass that produced `ids`, None on the first."""
+    tok = run.canvas.tok
+    if width <= 0 or tok.mask_id not in ids:
+        return []
+    p = list(ids).index(tok.mask_id)
+    chains: list[tuple[str, list[int]]] = []
+    copy = _copy_chain(run, ids, p)
+    if copy:
+        chains.append(("copy", copy))
+    chains += [("workspace", chain) for chain in _workspace_chains(drafts, ids, p, tok.eom_id)]
+    chains += [("model", [t]) for t in _model_tokens(run, previous, p, MODEL_GUESSES)]
+    if p == 0 and run.first_allowed is not None:  # a healed word: position 0 holds only its continuations
+        chains = [(source, chain) for source, chain in chains if chain[0] < run.first_allowed.shape[0] and bool(run.first_allowed[chain[0]])]
+    out: list[Guess] = []
+    seen = {tuple(ids)}
+    for depth in range(1, CHAIN + 1):  # every source's first guess before anyone's second
+        for source, chain in chains:
+            if len(chain) < depth or len(out) >= width:
+                continue
+            canvas = list(ids)
+            ok = True
+            for k, token in enumerate(chain[:depth]):
+                position = p + k
+                if position >= len(canvas) or canvas[position] != tok.mask_id:
+                    ok = False
+                    break
+                canvas[position] = token
+            key = tuple(canvas)
+            if ok and tok.mask_id in key and key not in seen:
+                seen.add(key)
+                out.append(Guess(key, source, depth))
+    return out

@@ -1,0 +1,168 @@
+"""Draft and verify (engine/lookahead.py): canvases guessed for the next pass ride in the
+forward of this one, and a pass whose canvas was guessed is replayed without a forward.
+
+The sampler is untouched, so the middles must be the same with and without the drafted
+canvases, solo and in a packed batch; only the forwards change. Run on the embedded model
+(the weights users get) and on lines the tests write themselves."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import engine.api
+from engine.batching import BatchRunner
+from engine.lookahead import guesses
+from engine.sampler import Denoising, Surroundings
+from engine.types import SamplerSettings
+
+# Code that repeats itself: the copy rule's guesses are right often, so drafts hit.
+FILE = "".join(f"    result_{i} = compute_value(items[{i}], scale=factor, offset=base_offset)\n" for i in range(6))
+CASES = [
+    ("def run(items, factor, base_offset):\n" + FILE + "    ", "\n    return result_0\n", "python"),
+    ("def total(xs):\n    s = 0\n    for x in xs:\n        ", "\n    return s\n", "python"),
+    ("function add(a, b) {\n  const sum = a + b;\n  ", "\n}\n", "javascript"),
+    ("class Point:\n    def __init__(self, x, y):\n        self.x = x\n        ", "\n\n    def norm(self):\n        return (self.x ** 2 + self.y ** 2) ** 0.5\n", "python"),
+]
+
+
+@pytest.fixture(scope="module")
+def eng():
+    return engine.api.load(None)
+
+
+@pytest.fixture(autouse=True)
+def unbounded(monkeypatch):
+    """The work bound counts forwards: with fewer of them a request may run passes the
+    bound cuts without drafts. Lifted here, so that runs compare pass for pass."""
+    monkeypatch.setattr(engine.api, "WASTE_BOUND", 1000)
+    monkeypatch.setattr(engine.api, "LAST_RESORT_PASSES", 1000)
+
+
+def _run_all(eng, width: int):
+    eng.lookahead_width = width
+    out = []
+    for prefix, suffix, language in CASES:
+        eng.forget_context()
+        out.append(eng.infill(prefix, suffix, language=language))
+    return out
+
+
+def test_drafted_canvases_change_no_middle_and_save_forwards(eng) -> None:
+    plain = _run_all(eng, 0)
+    drafted = _run_all(eng, 2)
+    assert [r.middle for r in drafted] == [r.middle for r in plain]
+    assert [r.tokens for r in drafted] == [r.tokens for r in plain]
+    assert all(r.lookahead_passes == 0 and r.lookahead == {} for r in plain)
+    assert all(d.forwards + d.lookahead_passes == p.forwards for d, p in zip(drafted, plain))
+    # the repeated line: the copy rule's drafts are replayed, fewer forwards are spent
+    assert drafted[0].lookahead.get("copy", 0) > 0
+    assert drafted[0].forwards < plain[0].forwards
+
+
+def test_packed_batch_with_drafts_gives_the_solo_middles(eng) -> None:
+    eng.lookahead_width = 0
+    solo = [eng.infill(p, s, language=lang).middle for p, s, lang in CASES]
+    eng.lookahead_width = 2
+    runner = BatchRunner(eng, max_batch=4)
+    tickets = [runner.submit(eng.job(p, s, language=lang)) for p, s, lang in CASES]
+    while runner.has_work():
+        runner.run_pass()
+    results = [t.final.result for t in tickets]
+    assert [r.middle for r in results] == solo
+    assert sum(r.lookahead_passes for r in results) > 0
+
+
+def _run_state(eng, prefix: str, copy_source: list[int], width_first: int = 8) -> Denoising:
+    around = Surroundings(prefix, "", None, copy_source, ())
+    return Denoising.begin(eng.tokenizer, SamplerSettings(), around, 0.0, 0)
+
+
+def test_guesses_fill_the_first_masked_position_and_chain(eng) -> None:
+    tok = eng.tokenizer
+    source = tok.encode("x = alpha + beta\ny = alpha + beta\nz = alpha")
+    run = _run_state(eng, "", source)
+    ids = [tok.mask_id] * 8
+    found = guesses(run, ids, None, (), width=3)
+    assert found and all(g.source == "copy" for g in found)
+    # each guess is the canvas with the next 1, 2, 3 positions filled by the chain
+    for depth, g in enumerate(found, 1):
+        assert g.canvas[depth:] == tuple(ids[depth:])
+        assert tok.mask_id not in g.canvas[:depth]
+    assert tok.decode(list(found[-1].canvas[:3])).startswith(" +")
+    assert len(guesses(run, ids, None, (), width=1)) == 1
+    assert guesses(run, ids, None, (), width=0) == []
+
+
+def test_guesses_never_leave_a_canvas_without_a_mask_nor_repeat_one(eng) -> None:
+    tok = eng.tokenizer
+    run = _run_state(eng, "", tok.encode("a b c d e f g h a b c d e f g h a b"))
+    ids = list(tok.encode(" c d e f")[:3]) + [tok.mask_id]  # one masked position left
+    logits = torch.zeros(len(ids), tok.vocab_size)
+    logits[3, tok.encode(" q")[0]] = 5.0
+    found = guesses(run, ids, logits, (tuple(ids[:3]) + (tok.encode(" z")[0], tok.eom_id),), width=4)
+    assert found == []  # filling the last mask would grow the canvas: another size, not batchable
+    ids = ids + [tok.mask_id]
+    logits = torch.zeros(len(ids), tok.vocab_size)
+    logits[3, tok.encode(" q")[0]] = 5.0
+    found = guesses(run, ids, logits, (tuple(ids[:3]) + (tok.encode(" z")[0], tok.eom_id),), width=4)
+    canvases = [g.canvas for g in found]
+    assert len(canvases) == len(set(canvases)) and all(tok.mask_id in c for c in canvases)
+    assert {g.source for g in found} >= {"workspace", "model"}
+    assert tuple(ids) not in canvases
+
+
+def test_every_pass_is_a_forward_a_candidate_replay_or_a_drafted_one(eng, monkeypatch) -> None:
+    """With every middle refused, the request runs both candidates; the second replays the
+    first's passes, some of which were drafted: the passes add up either way."""
+    monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryMiddle())
+    runs = {}
+    for width in (0, 3):
+        eng.lookahead_width = width
+        eng.forget_context()
+        runs[width] = eng.infill(CASES[1][0], CASES[1][1], language="python", max_tokens=12)
+    plain, drafted = runs[0], runs[3]
+    assert plain.candidates_tried == drafted.candidates_tried == 2
+    assert (drafted.middle, drafted.written, drafted.stop_reason) == (plain.middle, plain.written, plain.stop_reason)
+    assert drafted.forwards + drafted.replayed + drafted.lookahead_passes == plain.forwards + plain.replayed
+    assert drafted.forwards <= drafted.written + 2
+
+
+class _RefuseEveryMiddle:
+    """A syntax check that lets every commit stand and refuses every finished middle."""
+
+    def allows(self, prefix: str, canvas, suffix: str) -> bool:
+        return True
+
+    def accept_final(self, prefix: str, middle: str, suffix: str) -> bool:
+        return False
+
+    def polish(self, prefix: str, middle: str, suffix: str) -> str:
+        return middle
+
+
+def test_the_first_pass_encodes_the_context_and_several_canvases_at_once(eng) -> None:
+    """encode_with_canvas over (3, N) canvases: each row is what it gets alone."""
+    tok, model = eng.tokenizer, eng.model
+    prefix_ids, suffix_ids = eng.context_ids(CASES[3][0], CASES[3][1])
+    rows = torch.full((3, 8), tok.mask_id)
+    rows[1, 0] = tok.encode(" self")[0]
+    rows[2, :2] = torch.tensor(tok.encode(" self.y")[:2])
+    _, together = model.encode_with_canvas(prefix_ids, suffix_ids, rows)
+    assert together.shape == (3, 8, model.cfg.vocab_size)
+    for i in range(3):
+        _, alone = model.encode_with_canvas(prefix_ids, suffix_ids, rows[i : i + 1])
+        assert torch.allclose(together[i], alone[0], atol=1e-4)
+    assert not torch.allclose(together[0], together[1], atol=1e-3)  # each canvas reads its own rows
+
+
+def test_the_width_comes_from_the_environment_and_a_bad_one_is_a_clear_error(monkeypatch) -> None:
+    monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", "0")
+    assert engine.api.lookahead_width() == 0
+    monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", " 5 ")
+    assert engine.api.lookahead_width() == 5
+    monkeypatch.delenv("INFILL_LOOKAHEAD_WIDTH")
+    assert engine.api.lookahead_width() == engine.api.LOOKAHEAD_WIDTH
+    for bad in ("-1", "17", "three"):
+        monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", bad)
+        with pytest.raises(engine.api.InfillError, match="INFILL_LOOKAHEAD_WIDTH"):
+            engine.api.lookahead_width()
