@@ -140,14 +140,16 @@ def adds_python_error(prefix: str, middle: str, suffix: str) -> bool:
 
 
 def over_indented(prefix: str, suffix: str) -> bool:
-    """Whether the cursor's line is indented where CPython lets no code start, whatever
-    follows the indentation: with the line made `pass` at its indentation, CPython finds
-    an indentation error on that very line (or, when nothing is typed on the line yet,
-    the next code line's dedent then matches no outer level: a deeper block cannot bring
-    back a level the line skipped), and the file without the line has no error up to
-    there. Every middle is then refused by the final check, so the engine answers at once
+    """Whether the cursor's line is indented deeper than CPython lets any code start,
+    whatever follows: with the line made `pass` at its indentation, CPython finds an
+    `unexpected indent` on that very line (or, when nothing is typed on the line yet, the
+    next code line's dedent then matches no outer level: a deeper block cannot bring back
+    a level the line skipped), and the file without the line has no error up to there. A
+    middle can only add to the line, so more indentation at most, which does not help:
+    every middle is refused by the final check, and the engine answers at once
     (engine/api.py; issue 34: a llama.vim `/infill` on an over-indented line took 119
-    passes to answer nothing)."""
+    passes to answer nothing). A line not indented enough is not such a line: the middle
+    may write the rest of its indentation (engine/healing.py)."""
     line_start = prefix.rfind("\n") + 1
     line = prefix[line_start:]
     indent = line[: len(line) - len(line.lstrip(" \t"))]
@@ -159,12 +161,14 @@ def over_indented(prefix: str, suffix: str) -> bool:
     before = _block_headers(before + indent, after) + before
     text = before + indent + "pass" + after
     error = first_error(text)
-    if error is None or not _is_indentation_error(error):
+    if error is None:
         return False
     cursor = before.count("\n") + 1  # 1-based, as CPython counts
     lines = text.split("\n")
     next_code = next((i + 1 for i in range(cursor, len(lines)) if _is_code(lines[i])), None)
-    if not (error.line == cursor or (not typed and error.line == next_code and "unindent does not match" in error.message)):
+    too_deep = error.line == cursor and "unexpected indent" in error.message
+    skipped = not typed and error.line == next_code and "unindent does not match" in error.message
+    if not (too_deep or skipped):
         return False
     blank = first_error(before + after.lstrip(" \t"))
     return blank is None or blank.line + (blank.line >= cursor) > error.line

@@ -142,7 +142,8 @@ def test_a_dedent_error_below_the_middle_is_the_middles_when_the_hole_had_its_ow
     [
         ("def f(x):\n    y = 1\n        ", "\n    return y\n", True),  # deeper than its block: unexpected indent
         ("def f(x):\n    y = 1\n        yield ", "\n    return y\n", True),  # whatever is typed after it
-        ("def f(x):\n    if x:\n  ", "\n    return y\n", True),  # a block header's body not indented past it
+        ("def f(x):\n    if x:\n  ", "\n    return y\n", False),  # not indented enough: the middle may write the rest
+        ("def f(x):\n    if x:\n        y = 1\n      ", "\n    return y\n", False),  # between two levels: the middle may go on to the deeper
         ("def f(x):\n    if x:\n            ", "\n        y\n    return y\n", True),  # the next line's dedent matches no level
         ("def f(x):\n    y = 1\n    ", "\n    return y\n", False),  # the block's own indentation
         ("def f(x):\n    if x:\n        ", "\n    return y\n", False),  # a new block's body

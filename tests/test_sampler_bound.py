@@ -222,3 +222,36 @@ def test_the_third_candidate_is_the_unconstrained_middle_judged_by_the_final_che
         assert result.middle == expected, (candidates, result.middle, result.stop_reason)
         assert result.candidates_tried == candidates
         assert result.forwards <= result.written + 2
+
+
+class _AcceptsOnly:
+    """Allows every canvas; the final check accepts only the middle `good`."""
+
+    def __init__(self, good):
+        self.good = good
+
+    def allows(self, prefix, pieces, suffix):
+        return True
+
+    def accept_final(self, prefix, middle, suffix):
+        return middle == self.good
+
+    def polish(self, prefix, middle, suffix):
+        return middle
+
+
+def test_the_bound_answers_the_best_accepted_text_so_far(tok):
+    # The model writes ` x`, then ` y` forever, one token per pass, and never ends; the
+    # final check accepts ` x` alone. Without the bound the first candidate would run to
+    # max_tokens (40 passes) and be refused; with it, once the text so far is 12 passes
+    # behind, its accepted cut ` x` is the answer: 12 forwards beyond 1 token, no more.
+    x, y, z = tok.encode(" x"), tok.encode(" y"), tok.encode(" a")
+    assert len(x) == len(y) == len(z) == 1
+    # Unsure (~0.7) everywhere, less so further right: one commit per pass, left to right.
+    rows = [{x[0]: 2.0, z[0]: 1.0}] + [{y[0]: 2.0 - 0.01 * i, z[0]: 1.0} for i in range(1, 41)]
+    model = _Scripted(tok, rows)
+    cfg = SamplerSettings(max_tokens=40, block_size=4, copy_weight=0.0)
+    result, passes = _drive(InfillJob(Engine(model, tok), "a =", "\n", cfg, _AcceptsOnly(" x"), None), model, tok.mask_id)
+    assert (result.middle, result.tokens, result.stop_reason) == (" x", 1, "bounded"), result
+    assert result.forwards - result.tokens == WASTE_BOUND and passes == result.forwards - 1  # the encoding counts one
+    assert result.candidates_tried == 1  # the answer came from the first candidate's text
