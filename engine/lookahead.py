@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from engine.sampler import Denoising
 
 SOURCES = ("copy", "workspace", "model")
-CHAIN = 3  # the longest run of guesses one source drafts (each prefix of it is a canvas)
+CHAIN = 5  # the longest run of guesses one source drafts (each prefix of it is a canvas)
 MODEL_GUESSES = 1  # the model's own guesses at p: its top tokens (on the dev lines its 2nd-4th were asked for 1 time in 25)
 
 
