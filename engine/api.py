@@ -73,6 +73,7 @@ REPLAY_BYTES = 8 << 20
 # are read once); on the dev lines width 3 spent 43% fewer forwards than none, for ~4% more
 # CPU time per request (docs/sampler.md, "Draft and verify").
 LOOKAHEAD_WIDTH = 3
+LOOKAHEAD_WIDTH_GPU = 6  # every source's whole chain (engine/lookahead.py); not measured on a GPU here
 
 # Work bounded by what is delivered (issue 34): a request never spends more than this many
 # forward passes beyond the tokens it returns (result.forwards - result.tokens). Before a
@@ -88,12 +89,13 @@ WASTE_BOUND = 12
 LAST_RESORT_PASSES = 1
 
 
-def lookahead_width() -> int:
-    """LOOKAHEAD_WIDTH, or the INFILL_LOOKAHEAD_WIDTH environment variable (0 turns drafted
-    canvases off; a GPU, where a forward's extra rows cost next to nothing, may take more)."""
+def lookahead_width(device: str = "cpu") -> int:
+    """The INFILL_LOOKAHEAD_WIDTH environment variable (0 turns drafted canvases off), else
+    LOOKAHEAD_WIDTH on a CPU and LOOKAHEAD_WIDTH_GPU on a GPU, where a forward's extra rows
+    cost next to nothing."""
     text = os.environ.get("INFILL_LOOKAHEAD_WIDTH", "").strip()
     if not text:
-        return LOOKAHEAD_WIDTH
+        return LOOKAHEAD_WIDTH if str(device).startswith("cpu") else LOOKAHEAD_WIDTH_GPU
     try:
         width = int(text)
     except ValueError:
@@ -652,7 +654,7 @@ class Engine:
         self.contexts = ContextCache()  # encoded contexts kept for reuse (the last one, and keyed requests')
         # Drafted canvases computed beside each solo pass (engine/lookahead.py); only for
         # models whose canvas_logits takes several canvases over one context.
-        self.lookahead_width = lookahead_width() if isinstance(model, SeveralCanvases) else 0
+        self.lookahead_width = lookahead_width(device) if isinstance(model, SeveralCanvases) else 0
         self._last_encoded: Optional[tuple[str, list[int]]] = None  # see _encode_text
 
     # ------------------------------------------------------------------ requests

@@ -160,8 +160,10 @@ def test_the_width_comes_from_the_environment_and_a_bad_one_is_a_clear_error(mon
     assert engine.api.lookahead_width() == 0
     monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", " 5 ")
     assert engine.api.lookahead_width() == 5
+    assert engine.api.lookahead_width("cuda") == 5  # the variable wins on any device
     monkeypatch.delenv("INFILL_LOOKAHEAD_WIDTH")
     assert engine.api.lookahead_width() == engine.api.LOOKAHEAD_WIDTH
+    assert engine.api.lookahead_width("cuda:0") == engine.api.LOOKAHEAD_WIDTH_GPU > engine.api.LOOKAHEAD_WIDTH
     for bad in ("-1", "17", "three"):
         monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", bad)
         with pytest.raises(engine.api.InfillError, match="INFILL_LOOKAHEAD_WIDTH"):
