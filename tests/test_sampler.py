@@ -364,6 +364,9 @@ class _AcceptsOnly:
     def accept_final(self, prefix, middle, suffix):
         return middle == self.middle
 
+    def polish(self, prefix, middle, suffix):
+        return middle
+
 
 def test_the_middle_ends_where_the_model_would_write_the_suffixs_closer(tok):
     # Rule 8: `read_lines(` + cursor + `)`: after `path` the model wants `)`, which the

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from engine.api import LAST_RESORT_PASSES, WASTE_BOUND, Engine, InfillJob
 from engine.sampler import denoise
 from engine.types import SamplerSettings
+from tests.test_sampler import _AcceptsOnly
 
 
 class FakeLogits:
@@ -222,22 +223,6 @@ def test_the_third_candidate_is_the_unconstrained_middle_judged_by_the_final_che
         assert result.middle == expected, (candidates, result.middle, result.stop_reason)
         assert result.candidates_tried == candidates
         assert result.forwards <= result.written + 2
-
-
-class _AcceptsOnly:
-    """Allows every canvas; the final check accepts only the middle `good`."""
-
-    def __init__(self, good):
-        self.good = good
-
-    def allows(self, prefix, pieces, suffix):
-        return True
-
-    def accept_final(self, prefix, middle, suffix):
-        return middle == self.good
-
-    def polish(self, prefix, middle, suffix):
-        return middle
 
 
 def test_the_bound_answers_the_best_accepted_text_so_far(tok):
