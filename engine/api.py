@@ -299,8 +299,7 @@ class InfillRun:
         final = self.run.finish()
         result = final.result
         assert result is not None
-        result.candidates_tried, result.replayed = self.attempt, self.replayed
-        result.drafts_verified = len(self.verification.candidates.drafts) if self.verification is not None else 0
+        self._count(result)
         result.draft = ""
         if later and not self.best[0]:
             # Nothing acceptable from this candidate: the next one has the passes kept for it.
@@ -441,9 +440,7 @@ class InfillRun:
         (engine/seams.py: no doubled newline, no ghost `()` after a closer)."""
         result, request = final.result, self.request
         assert result is not None
-        result.candidates_tried = self.attempt
-        result.replayed = self.replayed
-        result.drafts_verified = len(self.verification.candidates.drafts) if self.verification is not None else 0
+        self._count(result)
         sampled = result.middle
         answer = request.healing.user_middle(sampled)  # from the user's cursor
         from_draft = self.drafted and self.attempt == 1
@@ -456,6 +453,13 @@ class InfillRun:
             answer = accepted or ""
         result.draft = "workspace" if from_draft else ""
         self._answer(final, sampled, answer)
+
+    def _count(self, result: InfillResult) -> None:
+        """The request's figures so far on a candidate's result: candidates tried, passes
+        replayed, drafts verified."""
+        result.candidates_tried = self.attempt
+        result.replayed = self.replayed
+        result.drafts_verified = len(self.verification.candidates.drafts) if self.verification is not None else 0
 
     def _next_candidate(self, final: DenoiseStep, answer: str, from_draft: bool) -> bool:
         """The final check refused the candidate's middle (`answer`, from the user's
