@@ -126,3 +126,33 @@ def test_every_pass_is_a_forward_a_candidate_replay_or_a_drafted_one(eng, monkey
     assert (drafted.middle, drafted.written, drafted.stop_reason) == (plain.middle, plain.written, plain.stop_reason)
     assert drafted.forwards + drafted.replayed + drafted.lookahead_passes == plain.forwards + plain.replayed
     assert drafted.forwards <= drafted.written + 2
+
+
+def test_the_first_pass_encodes_the_context_and_several_canvases_at_once(eng) -> None:
+    """encode_with_canvas over (3, N) canvases: each row is what it gets alone."""
+    tok, model = eng.tokenizer, eng.model
+    prefix_ids, suffix_ids = eng.context_ids(CASES[3][0], CASES[3][1])
+    rows = torch.full((3, 8), tok.mask_id)
+    rows[1, 0] = tok.encode(" self")[0]
+    rows[2, :2] = torch.tensor(tok.encode(" self.y")[:2])
+    _, together = model.encode_with_canvas(prefix_ids, suffix_ids, rows)
+    assert together.shape == (3, 8, model.cfg.vocab_size)
+    for i in range(3):
+        _, alone = model.encode_with_canvas(prefix_ids, suffix_ids, rows[i : i + 1])
+        assert torch.allclose(together[i], alone[0], atol=1e-4)
+    assert not torch.allclose(together[0], together[1], atol=1e-3)  # each canvas reads its own rows
+
+
+def test_the_width_comes_from_the_environment_and_a_bad_one_is_a_clear_error(monkeypatch) -> None:
+    monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", "0")
+    assert engine.api.lookahead_width() == 0
+    monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", " 5 ")
+    assert engine.api.lookahead_width() == 5
+    assert engine.api.lookahead_width("cuda") == 5  # the variable wins on any device
+    monkeypatch.delenv("INFILL_LOOKAHEAD_WIDTH")
+    assert engine.api.lookahead_width() == engine.api.LOOKAHEAD_WIDTH
+    assert engine.api.lookahead_width("cuda:0") == engine.api.LOOKAHEAD_WIDTH_GPU > engine.api.LOOKAHEAD_WIDTH
+    for bad in ("-1", "17", "three"):
+        monkeypatch.setenv("INFILL_LOOKAHEAD_WIDTH", bad)
+        with pytest.raises(engine.api.InfillError, match="INFILL_LOOKAHEAD_WIDTH"):
+            engine.api.lookahead_width()
