@@ -43,7 +43,7 @@ class Guess:
 
     canvas: tuple[int, ...]
     source: str
-    depth: int = 1  # how many of its tokens are guessed (its chain's prefix), or the model's rank
+    depth: int = 1  # how many of its tokens are guessed (the length of its chain's prefix)
 
 
 def _copy_chain(run: "Denoising", ids: Sequence[int], p: int) -> list[int]:
@@ -68,7 +68,7 @@ def _workspace_chains(drafts: Sequence[Sequence[int]], ids: Sequence[int], p: in
     chains = []
     for draft in drafts:
         if len(draft) > p and tuple(draft[:p]) == tuple(ids[:p]):
-            chain = [t for t in draft[p : p + CHAIN]]
+            chain = list(draft[p : p + CHAIN])
             chain = chain[: chain.index(eom)] if eom in chain else chain
             if chain:
                 chains.append(chain)
