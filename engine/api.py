@@ -105,6 +105,30 @@ def lookahead_width(device: str = "cpu") -> int:
     return width
 
 
+DTYPES = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16}
+
+
+def native_bf16_cpu() -> bool:
+    """Whether this CPU multiplies bf16 matrices in hardware (AVX512-BF16 or AMX): there a
+    bf16 pass of the embedded model is ~1.3x faster than fp32 (reading half the bytes of
+    weights; docs/sampler.md "Compute precision"); elsewhere bf16 is emulated and slower."""
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in probes)
+
+
+def compute_dtype(requested: Optional[str], device: str = "cpu") -> torch.dtype:
+    """The dtype an infill model directory computes in: `requested` ("fp32" | "bf16" |
+    "auto"), else the INFILL_DTYPE environment variable, else auto: bf16 on a CPU with
+    native bf16 matrix multiplies, fp32 elsewhere (a GPU keeps fp32 until measured there).
+    A bad value is a clear error."""
+    text = (requested or os.environ.get("INFILL_DTYPE", "") or "auto").strip().lower()
+    if text == "auto":
+        return torch.bfloat16 if str(device).startswith("cpu") and native_bf16_cpu() else torch.float32
+    if text not in DTYPES:
+        raise InfillError(f"dtype must be one of auto, fp32, bf16 (INFILL_DTYPE or --dtype), not {text!r}")
+    return DTYPES[text]
+
+
 def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
     """The longest acceptable form of a middle: the polished middle itself, else the
     polished middle cut after one of its line ends (longest first), else its first line
@@ -778,14 +802,17 @@ def _is_infill_dir(config: dict[str, Any]) -> bool:
     return config.get("format") == "infill" or "model" in config and isinstance(config.get("model"), dict)
 
 
-def _load_infill_dir(path: Path, config: dict[str, Any], device: str, threads: Optional[int]) -> Engine:
+def _load_infill_dir(path: Path, config: dict[str, Any], device: str, threads: Optional[int], dtype: Optional[str] = None) -> Engine:
     """An Engine over one of infill's own model directories, with the sampler windows the
-    model was trained on."""
+    model was trained on, computing in `compute_dtype(dtype, device)`."""
     tokenizer = load_tokenizer(path)
     model = load_infill_model(path, config, device=device)
+    precision = compute_dtype(dtype, device)
+    if precision != torch.float32:
+        model.to(precision)  # every parameter; logits come back fp32 (InfillTransformer.logits)
     if tokenizer.vocab_size > model.cfg.vocab_size:
         raise InfillError(f"{path}: tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.vocab_size}")
-    info = {"parameters": model.num_parameters(), "training": config.get("training", {}), "quantization": config.get("quantization")}
+    info = {"parameters": model.num_parameters(), "training": config.get("training", {}), "quantization": config.get("quantization"), "dtype": str(precision).replace("torch.", "")}
     name = config.get("name") or ("infill-default" if path == DEFAULT_MODEL_DIR else path.name)
     _set_threads(threads, model.num_parameters())
     engine = Engine(model, tokenizer, model_dir=path, name=name, info=info, device=device)
@@ -823,15 +850,17 @@ def load(
     """Load a model directory (default: the embedded model) into an Engine.
 
     infill's own directories and the open checkpoint families (engine.families) both
-    work; every problem is an InfillError with a one-line message. `dtype`,
-    `quantization` (e.g. "nf4", "int8") and `cache_policy` apply to family checkpoints;
-    infill's own directories carry their quantization in config.json."""
+    work; every problem is an InfillError with a one-line message. `quantization` (e.g.
+    "nf4", "int8") and `cache_policy` apply to family checkpoints; infill's own
+    directories carry their quantization in config.json. `dtype`: for family checkpoints
+    the load dtype; for infill's own directories the compute dtype ("fp32", "bf16", or
+    None/"auto": `compute_dtype`)."""
     path = Path(model_dir).expanduser() if model_dir is not None else DEFAULT_MODEL_DIR
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise InfillError(f"device {device!r} requested but no CUDA GPU is available; use --device cpu")
     config = read_config(path)
     if _is_infill_dir(config):
-        return _load_infill_dir(path, config, device, threads)
+        return _load_infill_dir(path, config, device, threads, dtype)
     from engine import families
 
     model, tokenizer, info = families.load_family_model(path, device=device, dtype=dtype, quantization=quantization, cache_policy=cache_policy)

@@ -63,7 +63,15 @@ def _logits_per_pass(monkeypatch) -> dict[str, list[str]]:
     return seen
 
 
-def test_a_requests_logits_in_a_batch_are_bit_for_bit_its_solo_ones(tiny_engine, monkeypatch):
+@pytest.fixture(scope="module", params=["fp32", "bf16"])
+def tiny_engine_in(request, tiny_model_dir):
+    """The tiny model in each compute dtype (engine/api.py `compute_dtype`), whatever this
+    CPU would pick by itself."""
+    return engine.api.load(tiny_model_dir, dtype=request.param)
+
+
+def test_a_requests_logits_in_a_batch_are_bit_for_bit_its_solo_ones(tiny_engine_in, monkeypatch):
+    tiny_engine = tiny_engine_in
     seen = _logits_per_pass(monkeypatch)
     runner = BatchRunner(tiny_engine, max_batch=8)
     settings = {line["id"]: {k: v for k, v in line.items() if k in ("max_tokens", "constrained")} for line in LINES}

@@ -26,9 +26,11 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def eng():
-    return engine.api.load(None)
+@pytest.fixture(scope="module", params=["fp32", "bf16"])
+def eng(request):
+    """The embedded model in both compute dtypes (engine/api.py `compute_dtype`): the
+    rows of a bf16 forward must be as independent of each other as fp32's."""
+    return engine.api.load(None, dtype=request.param)
 
 
 @pytest.fixture(autouse=True)

@@ -29,3 +29,15 @@ def test_statements_grow_the_stretch_until_the_rest_of_the_file_parses():
     assert text[start:end] == "    if x:\n        return 1\n"
     compile(text[:start] + text[end:], "<rest>", "exec")
     assert typed_stretch(text, 0.1, 5, "lines") == (start, start + len("    if x:\n"))
+
+
+def test_enter_first_types_a_newline_then_the_lines_and_leaves_the_same_file():
+    from lab.loadtest.typing_replay import keystrokes
+
+    start, end = typed_stretch(TEXT, 0.2, 15, "lines")
+    assert keystrokes(TEXT, start, end, "as-written") == (start, TEXT[start:end])
+    at, typed = keystrokes(TEXT, start, end, "enter-first")
+    assert (at, typed) == (start - 1, "\n    return os.path.join(x, 'a')")
+    initial = TEXT[:at] + TEXT[at + len(typed):]
+    assert initial[at] == "\n"  # the cursor's line ends right where typing starts
+    assert initial[:at] + typed + initial[at:] == TEXT

@@ -41,6 +41,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--align", choices=["statements", "lines", "none"], default="statements",
                         help="statements: whole lines whose removal leaves the file parsing (Python; default); "
                         "lines: whole lines; none: exactly --chars characters from --start")
+    parser.add_argument("--order", choices=["as-written", "enter-first"], default="as-written",
+                        help="as-written: each line's characters, then its newline (the text after the cursor is "
+                        "the next line, on the cursor's line); enter-first: a newline first, then each line "
+                        "(the way an editor user writes new lines: Enter at the end of the line above, then type), "
+                        "so the cursor's line ends where its text does. The same text at the end either way")
     parser.add_argument("--interval-ms", type=float, default=120.0, help="time between keystrokes")
     parser.add_argument("--debounce-ms", type=float, default=None, help="server debounce (default: the server's)")
     parser.add_argument("--max-tokens", type=int, default=None, help="sampler max_tokens")
@@ -62,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     text = args.file.read_text(encoding="utf-8")
     start, end = typed_stretch(text, args.start, args.chars, args.align)
-    typed = text[start:end]
+    start, typed = keystrokes(text, start, end, args.order)
     if not typed:
         print("bench_typing: nothing to type (file too short for --start/--chars)", file=sys.stderr)
         return 2
@@ -73,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
             model_dir = make_tiny_model_dir(Path(scratch) / "tiny")
         summary = run_session(text[:start] + text[start + len(typed):], start, typed, model_dir, args)
+    summary["order"] = args.order
     summary["file"] = str(args.file)
     summary["typed_chars"] = len(typed)
     summary["align"] = args.align
@@ -111,6 +117,19 @@ def typed_stretch(text: str, start_fraction: float, chars: int, align: str) -> t
             newline = text.find("\n", end)
             end = len(text) if newline < 0 else newline + 1
     return start, end
+
+
+def keystrokes(text: str, start: int, end: int, order: str) -> tuple[int, str]:
+    """Where typing starts and what is typed, for the stretch text[start:end] of whole lines.
+    `as-written`: the stretch itself, from `start`. `enter-first`: from just before the
+    newline that ends the line above, a newline and then the stretch without its last
+    newline (the one already there ends it): the file ends the same, but the text after the
+    cursor always starts on the next line, as in an editor where each new line is opened
+    with Enter. A stretch that does not start a line (`--align none`) is typed as written."""
+    stretch = text[start:end]
+    if order == "as-written" or start == 0 or text[start - 1] != "\n" or not stretch.endswith("\n"):
+        return start, stretch
+    return start - 1, "\n" + stretch[:-1]
 
 
 MAX_EXTRA_LINES = 40  # lines a `statements` stretch may grow by to end at a statement boundary
