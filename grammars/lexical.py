@@ -5,6 +5,10 @@ closing quote at the end of a middle doubles the one the suffix starts with.
 """
 from __future__ import annotations
 
+import functools
+import re
+from typing import NamedTuple
+
 from .registry import LanguageSpec
 
 CONTEXT_LINES = 30
@@ -90,51 +94,89 @@ def open_multiline_string(spec: LanguageSpec, text: str) -> "tuple[str, int] | N
 def _bracket_events(spec: LanguageSpec, text: str, offsets: bool = False):
     """("open" | "close", bracket) per bracket outside strings and comments, and
     ("unterminated", quote) per string that does not end; with `offsets`, each event's
-    character offset as a third item."""
-    openers, closers = spec.openers, spec.closers
-    quotes = sorted(spec.quotes, key=lambda pair: -len(pair[0]))
-    line_comment = spec.line_comment
-    block = spec.block_comment
+    character offset as a third item.
+
+    One regular expression jumps to the next place where something starts (a comment, a
+    quote, a bracket), trying them in that order there, as a scan character by character
+    would: a syntax window is ~6,000 characters, read three times per request, and a
+    Python loop over every character took ~2.5 ms a read (a tenth of a request's time
+    while typing, issue 34)."""
+    scanner = _scanner(spec.line_comment or "", spec.block_comment, spec.quotes, spec.brackets)
     i, n = 0, len(text)
     while i < n:
-        ch = text[i]
-        if line_comment and text.startswith(line_comment, i):
-            nl = text.find("\n", i)
+        found = scanner.pattern.search(text, i)
+        if found is None:
+            return
+        at, kind = found.start(), found.lastgroup
+        if kind == "line":
+            nl = text.find("\n", at)
             i = n if nl < 0 else nl
-            continue
-        if block and text.startswith(block[0], i):
-            close = text.find(block[1], i + len(block[0]))
-            i = n if close < 0 else close + len(block[1])
-            continue
-        quote = next((q for q in quotes if text.startswith(q[0], i)), None)
-        if quote is not None:
-            opened = i
-            i, terminated = _skip_string(text, i + len(quote[0]), quote[1])
+        elif kind == "block":
+            assert spec.block_comment is not None
+            close = text.find(spec.block_comment[1], found.end())
+            i = n if close < 0 else close + len(spec.block_comment[1])
+        elif kind == "quote":
+            opener = found.group()
+            i, terminated = _skip_string(text, found.end(), scanner.closes[opener])
             if not terminated:  # with offsets: where the string opened
-                yield ("unterminated", quote[0], opened) if offsets else ("unterminated", quote[0])
-            continue
-        if ch in openers:
-            yield ("open", ch, i) if offsets else ("open", ch)
-        elif ch in closers:
-            yield ("close", ch, i) if offsets else ("close", ch)
-        i += 1
+                yield ("unterminated", opener, at) if offsets else ("unterminated", opener)
+        else:
+            ch = found.group()
+            yield (kind, ch, at) if offsets else (kind, ch)
+            i = at + 1
+
+
+class _Scanner(NamedTuple):
+    pattern: "re.Pattern[str]"
+    closes: dict[str, str]  # a quote's opener -> its closer (the first pair listed for it)
+
+
+@functools.lru_cache(maxsize=None)
+def _scanner(line_comment: str, block: "tuple[str, str] | None", quotes: tuple[tuple[str, str], ...], brackets: tuple[tuple[str, str], ...]) -> _Scanner:
+    """The alternatives in the order a character-by-character scan tries them at one place:
+    a line comment, a block comment, the quotes (longest opener first), an opening bracket,
+    a closing one (single characters only, as a scan compares one character)."""
+    ordered = sorted(quotes, key=lambda pair: -len(pair[0]))
+    closes: dict[str, str] = {}
+    for open_, close in ordered:
+        closes.setdefault(open_, close)
+    openers = [o for o, _ in brackets if len(o) == 1]
+    closers = [c for _, c in brackets if len(c) == 1 and c not in openers]
+    parts = []
+    if line_comment:
+        parts.append(f"(?P<line>{re.escape(line_comment)})")
+    if block:
+        parts.append(f"(?P<block>{re.escape(block[0])})")
+    if closes:
+        parts.append("(?P<quote>" + "|".join(re.escape(q) for q in closes) + ")")
+    if openers:
+        parts.append("(?P<open>[" + "".join(re.escape(o) for o in openers) + "])")
+    if closers:
+        parts.append("(?P<close>[" + "".join(re.escape(c) for c in closers) + "])")
+    return _Scanner(re.compile("|".join(parts) or "(?!)"), closes)
 
 
 def _skip_string(text: str, i: int, close: str) -> tuple[int, bool]:
     """Index after the string's closing delimiter, and whether it was closed.
 
     A single-character quote ends at a newline (unterminated); a longer one or a backquote
-    may span lines.
-    """
-    multiline = len(close) > 1 or close == "`"
+    may span lines. A backslash escapes the character after it."""
+    stop = _string_stop(close, len(close) > 1 or close == "`")
     n = len(text)
     while i < n:
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text.startswith(close, i):
-            return i + len(close), True
-        if text[i] == "\n" and not multiline:
-            return i, False
-        i += 1
+        found = stop.search(text, i)
+        if found is None:
+            return n, False
+        kind = found.lastgroup
+        if kind == "escape":
+            i = found.start() + 2
+        elif kind == "close":
+            return found.end(), True
+        else:  # a newline ends a one-line string
+            return found.start(), False
     return n, False
+
+
+@functools.lru_cache(maxsize=None)
+def _string_stop(close: str, multiline: bool) -> "re.Pattern[str]":
+    return re.compile(r"(?P<escape>\\)|(?P<close>" + re.escape(close) + ")" + ("" if multiline else r"|(?P<newline>\n)"))
