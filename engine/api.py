@@ -29,6 +29,7 @@ from engine.workspace.retrieve import Draft, WorkspaceContext
 from engine.context_cache import ContextCache
 from engine.context_window import ContextWindow, context_window, prefix_tail
 from engine.healing import Healing
+from engine.precision import bucket_rows, compute_dtype
 from engine.lookahead import Guess, guesses
 from engine.sampler import Denoising, Modes, Surroundings, WorkClock, run_to_end
 from engine.seams import tidy_middle
@@ -103,30 +104,6 @@ def lookahead_width(device: str = "cpu") -> int:
     if not 0 <= width <= 16:
         raise InfillError(f"INFILL_LOOKAHEAD_WIDTH must be a whole number from 0 to 16, not {text!r}")
     return width
-
-
-DTYPES = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16}
-
-
-def native_bf16_cpu() -> bool:
-    """Whether this CPU multiplies bf16 matrices in hardware (AVX512-BF16 or AMX): there a
-    bf16 pass of the embedded model is ~1.3x faster than fp32 (reading half the bytes of
-    weights; docs/sampler.md "Compute precision"); elsewhere bf16 is emulated and slower."""
-    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in probes)
-
-
-def compute_dtype(requested: Optional[str], device: str = "cpu") -> torch.dtype:
-    """The dtype an infill model directory computes in: `requested` ("fp32" | "bf16" |
-    "auto"), else the INFILL_DTYPE environment variable, else auto: bf16 on a CPU with
-    native bf16 matrix multiplies, fp32 elsewhere (a GPU keeps fp32 until measured there).
-    A bad value is a clear error."""
-    text = (requested or os.environ.get("INFILL_DTYPE", "") or "auto").strip().lower()
-    if text == "auto":
-        return torch.bfloat16 if str(device).startswith("cpu") and native_bf16_cpu() else torch.float32
-    if text not in DTYPES:
-        raise InfillError(f"dtype must be one of auto, fp32, bf16 (INFILL_DTYPE or --dtype), not {text!r}")
-    return DTYPES[text]
 
 
 def accepted_cut(constraint: SyntaxConstraint, prefix: str, middle: str, suffix: str) -> Optional[str]:
@@ -807,9 +784,13 @@ def _load_infill_dir(path: Path, config: dict[str, Any], device: str, threads: O
     model was trained on, computing in `compute_dtype(dtype, device)`."""
     tokenizer = load_tokenizer(path)
     model = load_infill_model(path, config, device=device)
-    precision = compute_dtype(dtype, device)
+    # A quantized directory's layers dequantize their weights on every call on a CPU
+    # (engine/quant/linear.py): fp32 there unless bf16 is asked for by name.
+    precision = compute_dtype(dtype or ("fp32" if config.get("quantization") and not os.environ.get("INFILL_DTYPE") else None), device)
     if precision != torch.float32:
         model.to(precision)  # every parameter; logits come back fp32 (InfillTransformer.logits)
+        if str(device).startswith("cpu"):
+            bucket_rows(model)  # a bounded set of oneDNN kernels (engine/precision.py)
     if tokenizer.vocab_size > model.cfg.vocab_size:
         raise InfillError(f"{path}: tokenizer has {tokenizer.vocab_size} tokens but the model only {model.cfg.vocab_size}")
     info = {"parameters": model.num_parameters(), "training": config.get("training", {}), "quantization": config.get("quantization"), "dtype": str(precision).replace("torch.", "")}
