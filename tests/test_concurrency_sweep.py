@@ -30,6 +30,11 @@ def test_sweep_reports_every_mode_at_every_level(tiny_model_dir):
         assert LEVEL_KEYS <= set(level)
         assert level["requests"] == 2 * max(3, WAVES * level["concurrency"])  # two runs (ABBA) pooled
         assert level["p50_ms"] <= level["p99_ms"]
+        # tokens/s per user is the tokens a request returns over the time it takes
+        assert level["tokens_per_request"] == round(level["tokens"] / level["requests"], 2)
+        assert 0 <= level["empty_answers"] <= level["requests"]
+        if level["tokens"]:
+            assert abs(level["tokens_per_s_per_user"] - level["tokens"] / (level["mean_ms"] * level["requests"] / 1000)) <= 0.02 * level["tokens_per_s_per_user"] + 0.1
         if level["mode"] == "autoregressive":
             assert 0 < level["tpf"] <= 1.0  # one token per pass at most, the prefill counted as one
     # Batched and sequential denoise the same requests to the same middles (temperature 0).

@@ -99,6 +99,11 @@ def summarize(mode: str, concurrency: int, records: list[Record], wall: float) -
         "tokens_per_s_per_user": round(tokens / (sum(latencies) / 1000), 2) if latencies else 0.0,
         "p50_ms": round(percentile(latencies, 0.5), 1),
         "p99_ms": round(percentile(latencies, 0.99), 1),
+        # What a request takes on average, and what it returns: tokens/s per user is their
+        # ratio, so a mode that answers shorter (or empty) is slower by it at equal time.
+        "mean_ms": round(sum(latencies) / len(latencies), 1) if latencies else 0.0,
+        "tokens_per_request": round(tokens / len(records), 2) if records else 0.0,
+        "empty_answers": sum(1 for r in records if r.finished.tokens == 0),
         "tpf": round(tokens / forwards, 3) if forwards else 0.0,
         "exact_match": _exact_match(records),
         "exact_match_single_line": _exact_match([r for r in records if r.item.kind == "single-line"]),
@@ -238,12 +243,12 @@ def run_sweep(eng, levels: list[int], modes: list[str], min_requests: int, progr
 
 
 def table(report: dict[str, Any]) -> str:
-    rows = [f"{'C':>3} {'mode':<22}{'tok/s':>9}{'tok/s/user':>11}{'p50 ms':>9}{'p99 ms':>9}{'tpf':>7}{'EM':>7}{'same':>7}"]
+    rows = [f"{'C':>3} {'mode':<22}{'tok/s':>9}{'tok/s/user':>11}{'mean ms':>9}{'p50 ms':>9}{'p99 ms':>9}{'tok/req':>9}{'empty':>7}{'tpf':>7}{'EM':>7}{'same':>7}"]
     for l in report["levels"]:
         # batched: the share identical to sequential; autoregressive+drafts: to autoregressive
         same_share = l.get("identical_to_sequential", l.get("identical_to_autoregressive"))
         same = f"{same_share:.0%}" if same_share is not None else ""
-        rows.append(f"{l['concurrency']:>3} {l['mode']:<22}{l['tokens_per_s']:>9.1f}{l['tokens_per_s_per_user']:>11.1f}{l['p50_ms']:>9.0f}{l['p99_ms']:>9.0f}{l['tpf']:>7.2f}{l['exact_match']:>7.1%}{same:>7}")
+        rows.append(f"{l['concurrency']:>3} {l['mode']:<22}{l['tokens_per_s']:>9.1f}{l['tokens_per_s_per_user']:>11.1f}{l.get('mean_ms', 0):>9.0f}{l['p50_ms']:>9.0f}{l['p99_ms']:>9.0f}{l.get('tokens_per_request', 0):>9.2f}{l.get('empty_answers', 0):>7}{l['tpf']:>7.2f}{l['exact_match']:>7.1%}{same:>7}")
     rows.append(f"tokens/s per user: {report['crossover_per_user']['text']}")
     rows.append(f"total tokens/s:    {report['crossover_total']['text']}")
     if any(l["mode"] == DRAFTED for l in report["levels"]):
@@ -301,7 +306,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     eng = load_engine(args.model, args.device, args.shapes, args.threads, args.dtype, settings)
 
     def progress(level: dict[str, Any]) -> None:
-        print(f"C={level['concurrency']:<3} {level['mode']:<22} {level['tokens_per_s']:8.1f} tok/s  p50 {level['p50_ms']:7.0f} ms  EM {level['exact_match']:.1%}", file=sys.stderr, flush=True)
+        print(f"C={level['concurrency']:<3} {level['mode']:<22} {level['tokens_per_s']:8.1f} tok/s  mean {level['mean_ms']:6.0f} ms  p50 {level['p50_ms']:7.0f} ms  {level['tokens_per_request']:5.2f} tokens/request  EM {level['exact_match']:.1%}", file=sys.stderr, flush=True)
 
     report = run_sweep(eng, levels, modes, args.requests, progress, max(1, args.repeats), args.draft_tokens)
     if args.plot:
