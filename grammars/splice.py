@@ -30,9 +30,11 @@ def _before_after(window: Window, middle: str) -> tuple[Counter, Counter, Counte
     text = window.prefix + middle_b + window.suffix
     after_errors = minimal_errors(window.final_parser.parse(text).root_node)
     cursor = window.cursor
-    base_total = cursor + len(window.suffix)
-    own = _located([e for e in window.baseline if e not in window.cursor_errors], cursor, cursor, base_total)
-    hole = _located(window.cursor_errors, cursor, cursor, base_total)
+    if window.located_errors is None:  # the window's own, computed once: every final check reads them
+        base_total = cursor + len(window.suffix)
+        own = _located([e for e in window.baseline if e not in window.cursor_errors], cursor, cursor, base_total)
+        window.located_errors = (own, _located(window.cursor_errors, cursor, cursor, base_total))
+    own, hole = window.located_errors
     after = _located(after_errors, cursor, cursor + len(middle_b), len(text))
     return own, hole, after
 

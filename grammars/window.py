@@ -450,6 +450,9 @@ class Window:
     # constraint.py `_file_early_errors`), once asked.
     file_early_errors: Optional[set] = None
     _filler_errors: Optional[list] = None  # `filler_errors`, once asked
+    # grammars/splice.py: the baseline's errors other than the hole's, and the hole's, as
+    # `_located` counts them (computed at the first final check; read-only after).
+    located_errors: Optional[tuple] = None
     # The closer of the block comment the cursor is in when the hole was its closing line
     # (`_runaway_comment`): a middle must close it. None elsewhere.
     comment_close: Optional[str] = None
