@@ -39,11 +39,12 @@ def compute_dtype(requested: Optional[str], device: str = "cpu") -> torch.dtype:
     """`requested` ("fp32" | "bf16" | "auto"), else the INFILL_DTYPE environment variable,
     else auto: bf16 on a CPU with native bf16 matrix multiplies, fp32 elsewhere. A bad
     value is a clear error."""
+    source = "dtype" if requested else "INFILL_DTYPE"
     text = (requested or os.environ.get("INFILL_DTYPE", "") or "auto").strip().lower()
     if text == "auto":
         return torch.bfloat16 if str(device).startswith("cpu") and native_bf16_cpu() else torch.float32
     if text not in DTYPES:
-        raise InfillError(f"dtype must be one of auto, fp32, bf16 (INFILL_DTYPE or --dtype), not {text!r}")
+        raise InfillError(f"{source} must be one of auto, fp32, bf16, not {text!r}")
     return DTYPES[text]
 
 
