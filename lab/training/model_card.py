@@ -184,7 +184,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "",
         f"- Architecture: {cfg.n_layers} layers, d_model {cfg.d_model}, {cfg.n_heads} heads, SwiGLU {cfg.ffn_hidden}, RMSNorm, RoPE (document-order positions), tied embeddings; vocabulary {cfg.vocab_size} (byte-level BPE trained on the corpus); **{params / 1e6:.2f}M parameters**.",
         "- Attention layout: sequence `[suffix | prefix | canvas]`; prefix causal, suffix bidirectional within itself, canvas sees everything (exact context cache). See engine/model.py.",
-        "- Weights stored in bf16 (`model.safetensors`), computed in fp32.",
+        "- Weights stored in bf16 (`model.safetensors`), computed in bf16 on a CPU that multiplies bf16 in hardware (AVX512-BF16, AMX) and in fp32 elsewhere (`INFILL_DTYPE=auto|fp32|bf16`, engine/precision.py; the same exact match both ways, docs/sampler.md \"Compute precision\").",
         "",
         "## Training",
         "",
