@@ -65,6 +65,7 @@ def test_rows_are_rounded_up_to_a_bounded_few_sizes():
     assert all(rows <= row_bucket(rows) <= max(rows * 2, 8) for rows in range(1, 4097))
 
 
+@pytest.mark.skipif(not engine.precision.native_bf16_cpu(), reason="rows are padded only where bf16 is the default: a CPU that multiplies bf16 in hardware")
 def test_a_bucketed_linear_gives_each_row_what_nn_linear_gives_it():
     """In bf16 (where it is used: fp32's MKL kernels sum a row differently for another
     number of rows, so fp32 is never padded) the padding changes no bit of a row."""
