@@ -784,9 +784,11 @@ def _load_infill_dir(path: Path, config: dict[str, Any], device: str, threads: O
     model was trained on, computing in `compute_dtype(dtype, device)`."""
     tokenizer = load_tokenizer(path)
     model = load_infill_model(path, config, device=device)
-    # A quantized directory's layers dequantize their weights on every call on a CPU
-    # (engine/quant/linear.py): fp32 there unless bf16 is asked for by name.
-    precision = compute_dtype(dtype or ("fp32" if config.get("quantization") and not os.environ.get("INFILL_DTYPE") else None), device)
+    if dtype is None and config.get("quantization") and not os.environ.get("INFILL_DTYPE"):
+        # A quantized directory's layers dequantize their weights on every call on a CPU
+        # (engine/quant/linear.py): fp32 there unless bf16 is asked for by name.
+        dtype = "fp32"
+    precision = compute_dtype(dtype, device)
     if precision != torch.float32:
         model.to(precision)  # every parameter; logits come back fp32 (InfillTransformer.logits)
         if str(device).startswith("cpu"):

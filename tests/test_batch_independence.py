@@ -19,8 +19,8 @@ import engine.api
 import engine.batching
 import engine.sampler
 from engine.batching import BatchRunner
-from engine.precision import native_bf16_cpu
 from infill_lsp.batch import run_batch
+from tests.test_compute_dtype import BOTH_DTYPES
 
 # Lines of one file, so that each line's context shares a long token prefix with the
 # others' (a batch line once built on the previous line's cached context), and settings
@@ -64,9 +64,9 @@ def _logits_per_pass(monkeypatch) -> dict[str, list[str]]:
     return seen
 
 
-@pytest.fixture(scope="module", params=["fp32", pytest.param("bf16", marks=pytest.mark.skipif(not native_bf16_cpu(), reason="bf16 is the default, and its rows' independence promised, only on a CPU that multiplies bf16 in hardware (engine/precision.py)"))])
+@pytest.fixture(scope="module", params=BOTH_DTYPES)
 def tiny_engine_in(request, tiny_model_dir):
-    """The tiny model in each compute dtype (engine/api.py `compute_dtype`), whatever this
+    """The tiny model in each compute dtype (engine/precision.py `compute_dtype`), whatever this
     CPU would pick by itself."""
     return engine.api.load(tiny_model_dir, dtype=request.param)
 

@@ -12,10 +12,10 @@ import torch
 import engine.api
 from engine.batching import BatchRunner
 from engine.lookahead import guesses
-from engine.precision import native_bf16_cpu
 from engine.sampler import Denoising, Surroundings
 from engine.types import SamplerSettings
 from tests.test_sampler import _RefuseEveryMiddle
+from tests.test_compute_dtype import BOTH_DTYPES
 
 # Code that repeats itself: the copy rule's guesses are right often, so drafts hit.
 FILE = "".join(f"    result_{i} = compute_value(items[{i}], scale=factor, offset=base_offset)\n" for i in range(6))
@@ -27,9 +27,9 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module", params=["fp32", pytest.param("bf16", marks=pytest.mark.skipif(not native_bf16_cpu(), reason="bf16 is the default, and its rows' independence promised, only on a CPU that multiplies bf16 in hardware (engine/precision.py)"))])
+@pytest.fixture(scope="module", params=BOTH_DTYPES)
 def eng(request):
-    """The embedded model in both compute dtypes (engine/api.py `compute_dtype`): the
+    """The embedded model in both compute dtypes (engine/precision.py `compute_dtype`): the
     rows of a bf16 forward must be as independent of each other as fp32's."""
     return engine.api.load(None, dtype=request.param)
 
