@@ -1,0 +1,155 @@
+"""The block around the cursor, judged on its own: the final check's last word in a file
+broken elsewhere.
+
+In a file with syntax errors of its own away from the cursor (other lines half written or
+lost: the real-lines benchmark blanks every sampled line of a file at once), tree-sitter's
+error recovery reaches across the cursor: an ERROR node from a broken dict literal 300
+lines up ends inside the middle, and every middle, the true line too, adds an error. On
+the tuning packages' real lines (toolz, marshmallow, semver, knex; 400 lines, workspace
+mode) the final check refused the true line itself on 73; `splice.stands_on_its_own`
+(JavaScript) and the window's excuses had not caught them.
+
+Here the splice is judged again inside the innermost block around the cursor whose text
+has no error of its own: the lines from the nearest header above the cursor that is
+indented less than its line (a Python compound statement or a line ending with an opening
+bracket; in JavaScript a line ending with `{`, `(` or `[`) to the end of that block (the
+first line indented no deeper than the header, a closer at the header's indentation
+included, `} else {` / `elif` going on), wrapped where it is indented so it parses alone
+(Python: inside `def _f():`; JavaScript: inside a generator function, or a class for a
+method). The first region, innermost first, that parses with no error but the hole's
+decides; if none does, the refusal stands. The region keeps the block's own brackets and
+indentation, so a middle that breaks its block (`if x:` + a body it cannot hold, a stray
+`}`) is refused as before; what it cannot see is the rest of the file, which was broken
+already.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterator, NamedTuple, Optional
+
+from .window import Window
+
+MAX_LEVELS = 6  # blocks tried, innermost first
+_PY_HEADER = re.compile(
+    r"^\s*(async\s+def|def|class|if|elif|else|for|while|with|try|except|finally|match|case|async\s+for|async\s+with)\b.*:\s*(#.*)?$"
+)
+_PY_GOES_ON = re.compile(r"^\s*(elif|else|except|finally|case)\b")
+_OPENERS = ("(", "[", "{")
+_CLOSERS = (")", "]", "}")
+
+
+class Block(NamedTuple):
+    """A region around the cursor: its lines before the cursor (`prefix`, from its header
+    line) and after it (`suffix`, to its end), the header's indentation, and the line above
+    the header that holds it (`parent`, "" at the top)."""
+
+    indent: int
+    prefix: str
+    suffix: str
+    parent: str
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _is_header(language: str, line: str) -> bool:
+    text = line.rstrip()
+    if language == "python":
+        return bool(_PY_HEADER.match(text)) or text.endswith(_OPENERS)
+    stripped = text.lstrip()
+    return text.endswith(_OPENERS) and not stripped.startswith(("//", "/*", "*"))
+
+
+def _block_end(language: str, after: list[str], header_indent: int) -> int:
+    """How many of the suffix's lines (its first is the rest of the cursor's line) belong
+    to the block whose header is indented `header_indent`."""
+    j = 1
+    while j < len(after):
+        line = after[j]
+        if not line.strip():
+            j += 1
+            continue
+        indent = _indent(line)
+        if indent < header_indent:
+            return j
+        if indent == header_indent:
+            text = line.strip()
+            if text.startswith(_CLOSERS):
+                if text.endswith(_OPENERS + (":",)):  # `) -> int:`, `} else {`: the construct goes on
+                    j += 1
+                    continue
+                return j + 1
+            if language == "python" and _PY_GOES_ON.match(line):
+                j += 1
+                continue
+            return j
+        j += 1
+    return len(after)
+
+
+def _parent(lines: list[str], below: int, indent: int) -> str:
+    """The nearest line above `lines[below]` indented less than `indent` ("" if none)."""
+    for line in reversed(lines[:below]):
+        if line.strip() and _indent(line) < indent:
+            return line
+    return ""
+
+
+def blocks(language: str, prefix: str, suffix: str, levels: int = MAX_LEVELS) -> Iterator[Block]:
+    """The blocks around the cursor, innermost first, then the hole's own construct."""
+    before = prefix.split("\n")
+    after = suffix.split("\n")
+    level = _indent(before[-1])
+    found = 0
+    for i in range(len(before) - 2, -1, -1):
+        line = before[i]
+        if not line.strip():
+            continue
+        indent = _indent(line)
+        if indent >= level:
+            continue
+        level = indent
+        if _is_header(language, line):
+            yield Block(indent, "\n".join(before[i:]), "\n".join(after[: _block_end(language, after, indent)]), _parent(before, i, indent))
+            found += 1
+            if found >= levels:
+                return
+        if indent == 0:
+            break
+    # Last, the hole's own construct: the cursor's line with the deeper lines below it and
+    # their closer (a method whose header line is the hole, in a class broken elsewhere).
+    indent = _indent(before[-1])
+    own_end = _block_end(language, after, indent)
+    if any(_indent(line) > indent for line in after[1:own_end] if line.strip()):
+        yield Block(indent, before[-1], "\n".join(after[:own_end]), _parent(before, len(before) - 1, indent))
+
+
+def _wrappers(language: str, block: Block) -> list[tuple[str, str]]:
+    """What the block's text goes inside to parse alone where it is indented: a class
+    where its parent line opens one (a method), else a function (statements)."""
+    if block.indent == 0:
+        return [("", "")]
+    in_class = re.match(r"^\s*(export\s+)?(default\s+)?class\b", block.parent) is not None
+    if language == "python":
+        if in_class:
+            return [("class _C:\n", "")]
+        text = block.prefix + block.suffix
+        return [("async def _f():\n" if "await" in text or "async " in text else "def _f():\n", "")]
+    return [("class _C {\n", "\n}\n")] if in_class else [("async function* _f() {\n", "\n}\n")]
+
+
+def judged_in_block(language: str, prefix: str, middle: str, suffix: str,
+                    window_of: Callable[[str, str], Window],
+                    accept: Callable[[str, str, str], bool]) -> Optional[bool]:
+    """The final check's verdict on the middle inside the innermost block around the
+    cursor that parses with no error but the hole's; None when no block does.
+    `window_of(prefix, suffix)` builds (or recalls) a window, `accept` is the final check."""
+    for block in blocks(language, prefix, suffix):
+        for before, after in _wrappers(language, block):
+            wrapped_prefix, wrapped_suffix = before + block.prefix, block.suffix + ("\n" + after if after else "")
+            window = window_of(wrapped_prefix, wrapped_suffix)
+            if any(e not in window.cursor_errors for e in window.baseline):
+                continue  # not clean with this wrapper (or at all)
+            return accept(wrapped_prefix, middle, wrapped_suffix)
+    return None
