@@ -20,7 +20,7 @@ from . import polish as polish_mod
 from .early_errors import EarlyError, early_errors
 from .python_check import adds_python_error, over_indented
 from .splice import added_errors, splice_error_balance, stands_on_its_own
-from .region import judged_in_block
+from .region import clean_block
 from .registry import LanguageSpec
 from .syntax import SyntaxErrorSpan, minimal_errors, token_left, token_right
 from .window import FILLER_LINES, Window, WindowCache, cursor_alone, neutral_line
@@ -250,7 +250,7 @@ class TreeSitterConstraint:
         finally:
             self.stats.final_calls += 1
             self.stats.final_seconds += time.perf_counter() - started
-        if broken and judged_in_block(self.spec.name, prefix, middle, suffix, self.hold, self.accept_final):
+        if broken and self._accepted_in_block(window, middle):
             # The file is broken elsewhere and its errors' recovery reached the middle: the
             # block around the cursor, which has no error of its own, accepts the splice
             # (grammars/region.py). The region's own check was counted as a call of its own.
@@ -259,6 +259,17 @@ class TreeSitterConstraint:
         if not ok:
             self.stats.final_rejections += 1
         return ok
+
+    def _accepted_in_block(self, window: Window, middle: str) -> bool:
+        """The final check on the middle inside the innermost clean block around the
+        cursor (grammars/region.py), looked for once per window (in the window's text: a
+        block reaching past a window that wide is not looked for)."""
+        if window.clean_block is None:
+            window.clean_block = clean_block(self.spec.name, window.prefix_text, window.suffix_text, self.hold) or ()
+        if not window.clean_block:
+            return False
+        block_prefix, block_suffix = window.clean_block
+        return self.accept_final(block_prefix, middle, block_suffix)
 
     def _no_new_errors(self, window: Window, middle: str) -> bool:
         """The splice adds no syntax error (grammars/splice.py `added_errors`); in a file

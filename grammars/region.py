@@ -139,17 +139,16 @@ def _wrappers(language: str, block: Block) -> list[tuple[str, str]]:
     return [("class _C {\n", "\n}\n")] if in_class else [("async function* _f() {\n", "\n}\n")]
 
 
-def judged_in_block(language: str, prefix: str, middle: str, suffix: str,
-                    window_of: Callable[[str, str], Window],
-                    accept: Callable[[str, str, str], bool]) -> Optional[bool]:
-    """The final check's verdict on the middle inside the innermost block around the
-    cursor that parses with no error but the hole's; None when no block does.
-    `window_of(prefix, suffix)` builds (or recalls) a window, `accept` is the final check."""
+def clean_block(language: str, prefix: str, suffix: str,
+                window_of: Callable[[str, str], Window]) -> Optional[tuple[str, str]]:
+    """(prefix, suffix) of the innermost block around the cursor, wrapped, that parses
+    with no error but the hole's; None when no block does. It depends on the text around
+    the cursor only, not on a middle: the caller keeps it with the request's window.
+    `window_of(prefix, suffix)` builds (or recalls) a window."""
     for block in blocks(language, prefix, suffix):
         for before, after in _wrappers(language, block):
             wrapped_prefix, wrapped_suffix = before + block.prefix, block.suffix + ("\n" + after if after else "")
             window = window_of(wrapped_prefix, wrapped_suffix)
-            if any(e not in window.cursor_errors for e in window.baseline):
-                continue  # not clean with this wrapper (or at all)
-            return accept(wrapped_prefix, middle, wrapped_suffix)
+            if not any(e not in window.cursor_errors for e in window.baseline):
+                return wrapped_prefix, wrapped_suffix
     return None

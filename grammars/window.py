@@ -456,6 +456,10 @@ class Window:
     # The closer of the block comment the cursor is in when the hole was its closing line
     # (`_runaway_comment`): a middle must close it. None elsewhere.
     comment_close: Optional[str] = None
+    # grammars/region.py: the innermost block around the cursor that parses clean alone,
+    # (prefix, suffix) wrapped, or () when there is none; None until a refusal in a window
+    # with errors of its own asks for it (grammars/constraint.py `_accepted_in_block`).
+    clean_block: Optional[tuple] = None
 
     @property
     def cursor(self) -> int:

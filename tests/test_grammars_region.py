@@ -2,7 +2,7 @@
 judged inside the innermost block around the cursor that has no error of its own."""
 import grammars
 import grammars.constraint
-from grammars.region import blocks, judged_in_block
+from grammars.region import blocks, clean_block
 from grammars.splice import added_errors
 
 # A signature table whose entries lost lines (a file being edited: `and_=[`, `contains=[`
@@ -124,7 +124,7 @@ def test_javascript_method_block_judges_the_else_if_line() -> None:
 
 
 def test_without_the_block_rule_the_true_line_was_refused(monkeypatch) -> None:
-    monkeypatch.setattr(grammars.constraint, "judged_in_block", lambda *args: None)
+    monkeypatch.setattr(grammars.constraint.TreeSitterConstraint, "_accepted_in_block", lambda *args: False)
     prefix, suffix = _hole(BROKEN_PY)
     assert not grammars.constraint_for("python").accept_final(prefix, "for module, items in info.items():", suffix)
     prefix, suffix = _hole(BROKEN_JS)
@@ -163,7 +163,7 @@ def test_a_method_line_is_judged_inside_a_class(monkeypatch) -> None:
     assert constraint.accept_final(prefix, "get () {", suffix)
     assert not constraint.accept_final(prefix, "{", suffix)
     assert not constraint.accept_final(prefix, "get () {{", suffix)
-    monkeypatch.setattr(grammars.constraint, "judged_in_block", lambda *args: None)
+    monkeypatch.setattr(grammars.constraint.TreeSitterConstraint, "_accepted_in_block", lambda *args: False)
     assert not constraint.accept_final(prefix, "get () {", suffix)
 
 
@@ -172,8 +172,7 @@ def test_no_clean_block_leaves_the_refusal() -> None:
     prefix = "def f(x):\n    def g(:\n        pass\n    a = 1\n    "
     suffix = "\n    return a\n"
     constraint = grammars.constraint_for("python")
-    verdict = judged_in_block("python", prefix, "z = 1", suffix, constraint.hold, constraint.accept_final)
-    assert verdict is None
+    assert clean_block("python", prefix, suffix, constraint.hold) is None
 
 
 def test_a_clean_file_never_asks_the_block() -> None:
