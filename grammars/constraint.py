@@ -39,7 +39,7 @@ class ConstraintStats:
     final_calls: int = 0
     final_rejections: int = 0
     final_on_its_own: int = 0  # middles accepted in a file broken elsewhere (splice.stands_on_its_own)
-    final_in_block: int = 0  # middles refused in a file broken elsewhere, accepted in the block around the cursor (region.py)
+    final_in_block: int = 0  # middles judged in the clean block around the cursor, in a file broken elsewhere (region.py)
     final_seconds: float = 0.0
     polish_calls: int = 0
     polish_changes: int = 0
@@ -232,44 +232,48 @@ class TreeSitterConstraint:
     # -- the final check --------------------------------------------------------------
 
     def accept_final(self, prefix: str, middle: str, suffix: str) -> bool:
+        with self._lock:
+            window = self._windows.get(prefix, suffix)
+            if window.inert(middle):  # prose inside the docstring the cursor is in
+                return True
+        # A doc comment whose closing line was the hole must be closed (window.py,
+        # `_runaway_comment`): tree-sitter sees no error in a longer comment.
+        closes = window.comment_close is None or window.comment_close in middle
+        block = self._clean_block(window) if closes else None
+        if block:
+            # The file is broken elsewhere, and its errors' recovery can reach across the
+            # cursor either way (refusing the true line, or letting a broken one through):
+            # the innermost block around the cursor that parses clean alone judges the
+            # splice (grammars/region.py). Its check counts as a call of its own.
+            self.stats.final_in_block += 1
+            return self.accept_final(block[0], middle, block[1])
         started = time.perf_counter()
         try:
             with self._lock:
-                window = self._windows.get(prefix, suffix)
-                if window.inert(middle):  # prose inside the docstring the cursor is in
-                    return True
-                # A doc comment whose closing line was the hole must be closed (window.py,
-                # `_runaway_comment`): tree-sitter sees no error in a longer comment.
-                closes = window.comment_close is None or window.comment_close in middle
                 ok = closes and self._no_new_errors(window, middle) and not self._early_error(window, prefix, middle)
                 if ok and self.spec.name == "python":
                     # tree-sitter-python lets through code CPython refuses (a statement
                     # indented deeper than its block): ask CPython too, on the same window.
                     ok = not adds_python_error(window.prefix_text, middle, window.suffix_text)
-                broken = closes and not ok and any(e not in window.cursor_errors for e in window.baseline)
         finally:
             self.stats.final_calls += 1
             self.stats.final_seconds += time.perf_counter() - started
-        if broken and self._accepted_in_block(window, middle):
-            # The file is broken elsewhere and its errors' recovery reached the middle: the
-            # block around the cursor, which has no error of its own, accepts the splice
-            # (grammars/region.py). The region's own check was counted as a call of its own.
-            self.stats.final_in_block += 1
-            return True
         if not ok:
             self.stats.final_rejections += 1
         return ok
 
-    def _accepted_in_block(self, window: Window, middle: str) -> bool:
-        """The final check on the middle inside the innermost clean block around the
-        cursor (grammars/region.py), looked for once per window (in the window's text: a
-        block reaching past a window that wide is not looked for)."""
+    def _clean_block(self, window: Window) -> tuple:
+        """In a window with errors of its own (not the hole's), the innermost block around
+        the cursor that parses with no error but the hole's, (prefix, suffix) wrapped
+        (grammars/region.py); () where the window has none of its own or no block is
+        clean. Looked for once per window, in the window's text (a block reaching past a
+        window that wide is not looked for)."""
         if window.clean_block is None:
-            window.clean_block = clean_block(self.spec.name, window.prefix_text, window.suffix_text, self.hold) or ()
-        if not window.clean_block:
-            return False
-        block_prefix, block_suffix = window.clean_block
-        return self.accept_final(block_prefix, middle, block_suffix)
+            found = None
+            if any(e not in window.cursor_errors for e in window.baseline):
+                found = clean_block(self.spec.name, window.prefix_text, window.suffix_text, self.hold)
+            window.clean_block = found or ()
+        return window.clean_block
 
     def _no_new_errors(self, window: Window, middle: str) -> bool:
         """The splice adds no syntax error (grammars/splice.py `added_errors`); in a file

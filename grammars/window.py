@@ -458,7 +458,7 @@ class Window:
     comment_close: Optional[str] = None
     # grammars/region.py: the innermost block around the cursor that parses clean alone,
     # (prefix, suffix) wrapped, or () when there is none; None until a refusal in a window
-    # with errors of its own asks for it (grammars/constraint.py `_accepted_in_block`).
+    # with errors of its own asks for it (grammars/constraint.py `_clean_block`).
     clean_block: Optional[tuple] = None
 
     @property

@@ -103,6 +103,20 @@ def test_the_true_line_is_refused_by_the_whole_window_and_accepted_in_its_block(
     assert constraint.stats.final_in_block == before + 1
 
 
+def test_the_block_refuses_what_the_whole_broken_window_let_through(monkeypatch) -> None:
+    # The hole is an entry's value line in the broken table: the whole window's recovery
+    # let `lambda a, b: None,` (its list never closed) through and refused the true line's
+    # `]`-closed forms; the entry's block judges both the way the unbroken file would.
+    text = BROKEN_PY.replace("    CURSOR\n", "    for module, items in info.items():\n")
+    prefix, suffix = text.replace("    concat=[\n        lambda a, b: None],", "    concat=[\n        CURSOR").split("CURSOR")
+    constraint = grammars.constraint_for("python")
+    assert constraint.accept_final(prefix, "lambda a, b: None],", suffix)
+    assert not constraint.accept_final(prefix, "lambda a, b: None,", suffix)
+    monkeypatch.setattr(grammars.constraint.TreeSitterConstraint, "_clean_block", lambda *args: ())
+    whole = grammars.constraint.TreeSitterConstraint(constraint.spec)
+    assert whole.accept_final(prefix, "lambda a, b: None,", suffix)
+
+
 def test_a_middle_that_breaks_its_block_is_still_refused() -> None:
     prefix, suffix = _hole(BROKEN_PY)
     constraint = grammars.constraint_for("python")
@@ -124,7 +138,7 @@ def test_javascript_method_block_judges_the_else_if_line() -> None:
 
 
 def test_without_the_block_rule_the_true_line_was_refused(monkeypatch) -> None:
-    monkeypatch.setattr(grammars.constraint.TreeSitterConstraint, "_accepted_in_block", lambda *args: False)
+    monkeypatch.setattr(grammars.constraint.TreeSitterConstraint, "_clean_block", lambda *args: ())
     prefix, suffix = _hole(BROKEN_PY)
     assert not grammars.constraint_for("python").accept_final(prefix, "for module, items in info.items():", suffix)
     prefix, suffix = _hole(BROKEN_JS)
@@ -163,7 +177,7 @@ def test_a_method_line_is_judged_inside_a_class(monkeypatch) -> None:
     assert constraint.accept_final(prefix, "get () {", suffix)
     assert not constraint.accept_final(prefix, "{", suffix)
     assert not constraint.accept_final(prefix, "get () {{", suffix)
-    monkeypatch.setattr(grammars.constraint.TreeSitterConstraint, "_accepted_in_block", lambda *args: False)
+    monkeypatch.setattr(grammars.constraint.TreeSitterConstraint, "_clean_block", lambda *args: ())
     assert not constraint.accept_final(prefix, "get () {", suffix)
 
 
