@@ -240,11 +240,14 @@ class TreeSitterConstraint:
         # `_runaway_comment`): tree-sitter sees no error in a longer comment.
         closes = window.comment_close is None or window.comment_close in middle
         block = self._clean_block(window) if closes else None
-        if block:
+        if block and window.prefix_text[window.prefix_text.rfind("\n") + 1 :]:
             # The file is broken elsewhere, and its errors' recovery can reach across the
             # cursor either way (refusing the true line, or letting a broken one through):
             # the innermost block around the cursor that parses clean alone judges the
-            # splice (grammars/region.py). Its check counts as a call of its own.
+            # splice (grammars/region.py). Its check counts as a call of its own. Only with
+            # the cursor after its line's indentation (where editors put it): at column 0
+            # the blocks are found from the wrong level, and the block only gets a second
+            # hearing (below).
             self.stats.final_in_block += 1
             return self.accept_final(block[0], middle, block[1])
         started = time.perf_counter()
@@ -258,6 +261,9 @@ class TreeSitterConstraint:
         finally:
             self.stats.final_calls += 1
             self.stats.final_seconds += time.perf_counter() - started
+        if not ok and block and self.accept_final(block[0], middle, block[1]):
+            self.stats.final_in_block += 1
+            return True
         if not ok:
             self.stats.final_rejections += 1
         return ok
