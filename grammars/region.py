@@ -1,26 +1,27 @@
-"""The block around the cursor, judged on its own: the final check's last word in a file
-broken elsewhere.
+"""The block around the cursor, judged on its own: the final check in a file broken
+elsewhere.
 
 In a file with syntax errors of its own away from the cursor (other lines half written or
 lost: the real-lines benchmark blanks every sampled line of a file at once), tree-sitter's
 error recovery reaches across the cursor: an ERROR node from a broken dict literal 300
-lines up ends inside the middle, and every middle, the true line too, adds an error. On
-the tuning packages' real lines (toolz, marshmallow, semver, knex; 400 lines, workspace
-mode) the final check refused the true line itself on 73; `splice.stands_on_its_own`
-(JavaScript) and the window's excuses had not caught them.
+lines up ends inside the middle, so every middle, the true line too, adds an error, and
+a broken one can pass (`lambda a, b: None,` with its list never closed). On the tuning
+packages' real lines (toolz, marshmallow, semver, knex; 400 lines, workspace mode) the
+final check refused the true line itself on 73.
 
-Here the splice is judged again inside the innermost block around the cursor whose text
-has no error of its own: the lines from the nearest header above the cursor that is
-indented less than its line (a Python compound statement or a line ending with an opening
-bracket; in JavaScript a line ending with `{`, `(` or `[`) to the end of that block (the
-first line indented no deeper than the header, a closer at the header's indentation
-included, `} else {` / `elif` going on), wrapped where it is indented so it parses alone
-(Python: inside `def _f():`; JavaScript: inside a generator function, or a class for a
-method). The first region, innermost first, that parses with no error but the hole's
-decides; if none does, the refusal stands. The region keeps the block's own brackets and
-indentation, so a middle that breaks its block (`if x:` + a body it cannot hold, a stray
-`}`) is refused as before; what it cannot see is the rest of the file, which was broken
-already.
+`clean_block` finds the innermost block around the cursor whose text has no error of its
+own: the lines from the nearest header above the cursor that is indented less than its
+line (a Python compound statement or a line ending with an opening bracket; in
+JavaScript a line ending with `{`, `(` or `[`) to the end of that block (the first line
+indented no deeper than the header, a closer at the header's indentation included,
+`} else {` / `elif` going on), then the hole's own construct (its line and the deeper
+lines below it), each wrapped where it is indented so it parses alone (in a class where
+the line above opens one, else in a function). grammars/constraint.py lets that block
+judge the splice (with the cursor at column 0 it only gets a second hearing: the blocks
+are then found from the wrong level). The block keeps its own brackets and indentation,
+so a middle that breaks it (`if x:` + a body it cannot hold, a stray `}`) is refused;
+what it cannot see is the rest of the file, which was broken already (docs/grammars.md,
+"Judged in its block").
 """
 from __future__ import annotations
 
