@@ -240,16 +240,19 @@ class TreeSitterConstraint:
         # `_runaway_comment`): tree-sitter sees no error in a longer comment.
         closes = window.comment_close is None or window.comment_close in middle
         block = self._clean_block(window) if closes else None
-        if block and window.prefix_text[window.prefix_text.rfind("\n") + 1 :]:
+        at_column_0 = not window.prefix_text[window.prefix_text.rfind("\n") + 1 :]
+        if block and not at_column_0:
             # The file is broken elsewhere, and its errors' recovery can reach across the
             # cursor either way (refusing the true line, or letting a broken one through):
             # the innermost block around the cursor that parses clean alone judges the
-            # splice (grammars/region.py). Its check counts as a call of its own. Only with
-            # the cursor after its line's indentation (where editors put it): at column 0
-            # the blocks are found from the wrong level, and the block only gets a second
-            # hearing (below).
+            # splice (grammars/region.py). Its check counts as a call of its own.
             self.stats.final_in_block += 1
             return self.accept_final(block[0], middle, block[1])
+        indent = len(middle) - len(middle.lstrip(" \t"))
+        if block and indent and middle[indent:indent + 1] not in ("", "\n", "\r"):
+            # At column 0 the blocks are found from the wrong level: the middle brings its
+            # line's indentation. The same splice, judged from after that indentation.
+            return self.accept_final(prefix + middle[:indent], middle[indent:], suffix)
         started = time.perf_counter()
         try:
             with self._lock:
@@ -262,6 +265,8 @@ class TreeSitterConstraint:
             self.stats.final_calls += 1
             self.stats.final_seconds += time.perf_counter() - started
         if not ok and block and self.accept_final(block[0], middle, block[1]):
+            # At column 0 with a middle that starts its line (no indentation of its own):
+            # the block gets a second hearing.
             self.stats.final_in_block += 1
             return True
         if not ok:

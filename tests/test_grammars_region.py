@@ -117,6 +117,16 @@ def test_the_block_refuses_what_the_whole_broken_window_let_through(monkeypatch)
     assert whole.accept_final(prefix, "lambda a, b: None,", suffix)
 
 
+def test_at_column_0_the_middle_brings_its_indentation() -> None:
+    # The cursor at the line's start (the middle writes the indentation too): the block
+    # is found from after that indentation, the same splice.
+    prefix, suffix = _hole(BROKEN_PY)
+    prefix = prefix[: prefix.rfind("\n") + 1]
+    constraint = grammars.constraint_for("python")
+    assert constraint.accept_final(prefix, "    for module, items in info.items():", suffix)
+    assert not constraint.accept_final(prefix, "    return registry", suffix)
+
+
 def test_a_middle_that_breaks_its_block_is_still_refused() -> None:
     prefix, suffix = _hole(BROKEN_PY)
     constraint = grammars.constraint_for("python")
