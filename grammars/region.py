@@ -17,8 +17,8 @@ indented no deeper than the header, a closer at the header's indentation include
 `} else {` / `elif` going on), then the hole's own construct (its line and the deeper
 lines below it), each wrapped where it is indented so it parses alone (in a class where
 the line above opens one, else in a function). grammars/constraint.py lets that block
-judge the splice (with the cursor at column 0 it only gets a second hearing: the blocks
-are then found from the wrong level). The block keeps its own brackets and indentation,
+judge the splice (with the cursor at column 0 a middle that brings its indentation is
+judged from after it; one that does not gets the block as a second hearing). The block keeps its own brackets and indentation,
 so a middle that breaks it (`if x:` + a body it cannot hold, a stray `}`) is refused;
 what it cannot see is the rest of the file, which was broken already (docs/grammars.md,
 "Judged in its block").
