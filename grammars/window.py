@@ -457,8 +457,9 @@ class Window:
     # (`_runaway_comment`): a middle must close it. None elsewhere.
     comment_close: Optional[str] = None
     # grammars/region.py: the innermost block around the cursor that parses clean alone,
-    # (prefix, suffix) wrapped, or () when there is none; None until a refusal in a window
-    # with errors of its own asks for it (grammars/constraint.py `_clean_block`).
+    # (prefix, suffix) wrapped, or () when there is none (or the window has no errors of
+    # its own); None until the window's first final check asks (grammars/constraint.py
+    # `_clean_block`).
     clean_block: Optional[tuple] = None
 
     @property
