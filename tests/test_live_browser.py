@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -48,6 +49,11 @@ RECORD_RENDERS = """() => {
 def served() -> Iterator[tuple[Any, LiveServer]]:
     with tempfile.TemporaryDirectory(prefix="infill-live-browser-") as tmp:
         eng = engine.load(model_dir=str(make_tiny_model_dir(Path(tmp) / "model")))
+        # The tiny model's passes take well under a millisecond: the server coalesces step
+        # frames the client has not been sent yet (infill_lsp/live/outbox.py), and a busy
+        # machine merged every pass of a request into one frame (no intermediate canvas to
+        # see). A pass here takes 20 ms more, so each step frame is sent before the next.
+        eng.model.blocks[0].register_forward_pre_hook(lambda module, args: time.sleep(0.02))
         with ServerThread(eng, LiveConfig(port=0)) as server:
             yield eng, server
 
