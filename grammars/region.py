@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterator, NamedTuple, Optional
 
-from .window import Window
+from .window import Window, indent_width
 
 MAX_LEVELS = 6  # blocks tried, innermost first
 _PY_HEADER = re.compile(
@@ -50,10 +50,6 @@ class Block(NamedTuple):
     parent: str
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
 def _is_header(language: str, line: str) -> bool:
     text = line.rstrip()
     if language == "python":
@@ -71,7 +67,7 @@ def _block_end(language: str, after: list[str], header_indent: int) -> int:
         if not line.strip():
             j += 1
             continue
-        indent = _indent(line)
+        indent = indent_width(line)
         if indent < header_indent:
             return j
         if indent == header_indent:
@@ -92,7 +88,7 @@ def _block_end(language: str, after: list[str], header_indent: int) -> int:
 def _parent(lines: list[str], below: int, indent: int) -> str:
     """The nearest line above `lines[below]` indented less than `indent` ("" if none)."""
     for line in reversed(lines[:below]):
-        if line.strip() and _indent(line) < indent:
+        if line.strip() and indent_width(line) < indent:
             return line
     return ""
 
@@ -101,13 +97,13 @@ def blocks(language: str, prefix: str, suffix: str, levels: int = MAX_LEVELS) ->
     """The blocks around the cursor, innermost first, then the hole's own construct."""
     before = prefix.split("\n")
     after = suffix.split("\n")
-    level = _indent(before[-1])
+    level = indent_width(before[-1])
     found = 0
     for i in range(len(before) - 2, -1, -1):
         line = before[i]
         if not line.strip():
             continue
-        indent = _indent(line)
+        indent = indent_width(line)
         if indent >= level:
             continue
         level = indent
@@ -120,24 +116,25 @@ def blocks(language: str, prefix: str, suffix: str, levels: int = MAX_LEVELS) ->
             break
     # Last, the hole's own construct: the cursor's line with the deeper lines below it and
     # their closer (a method whose header line is the hole, in a class broken elsewhere).
-    indent = _indent(before[-1])
+    indent = indent_width(before[-1])
     own_end = _block_end(language, after, indent)
-    if any(_indent(line) > indent for line in after[1:own_end] if line.strip()):
+    if any(indent_width(line) > indent for line in after[1:own_end] if line.strip()):
         yield Block(indent, before[-1], "\n".join(after[:own_end]), _parent(before, len(before) - 1, indent))
 
 
-def _wrappers(language: str, block: Block) -> list[tuple[str, str]]:
-    """What the block's text goes inside to parse alone where it is indented: a class
+def _wrapped(language: str, block: Block) -> tuple[str, str]:
+    """The block's text inside what makes it parse alone where it is indented: a class
     where its parent line opens one (a method), else a function (statements)."""
     if block.indent == 0:
-        return [("", "")]
+        return block.prefix, block.suffix
     in_class = re.match(r"^\s*(export\s+)?(default\s+)?class\b", block.parent) is not None
     if language == "python":
         if in_class:
-            return [("class _C:\n", "")]
-        text = block.prefix + block.suffix
-        return [("async def _f():\n" if "await" in text or "async " in text else "def _f():\n", "")]
-    return [("class _C {\n", "\n}\n")] if in_class else [("async function* _f() {\n", "\n}\n")]
+            return "class _C:\n" + block.prefix, block.suffix
+        awaits = "await" in block.prefix + block.suffix or "async " in block.prefix + block.suffix
+        return ("async def _f():\n" if awaits else "def _f():\n") + block.prefix, block.suffix
+    opener = "class _C {\n" if in_class else "async function* _f() {\n"
+    return opener + block.prefix, block.suffix + "\n\n}\n"
 
 
 def clean_block(language: str, prefix: str, suffix: str,
@@ -147,9 +144,8 @@ def clean_block(language: str, prefix: str, suffix: str,
     the cursor only, not on a middle: the caller keeps it with the request's window.
     `window_of(prefix, suffix)` builds (or recalls) a window."""
     for block in blocks(language, prefix, suffix):
-        for before, after in _wrappers(language, block):
-            wrapped_prefix, wrapped_suffix = before + block.prefix, block.suffix + ("\n" + after if after else "")
-            window = window_of(wrapped_prefix, wrapped_suffix)
-            if not any(e not in window.cursor_errors for e in window.baseline):
-                return wrapped_prefix, wrapped_suffix
+        wrapped_prefix, wrapped_suffix = _wrapped(language, block)
+        window = window_of(wrapped_prefix, wrapped_suffix)
+        if not any(e not in window.cursor_errors for e in window.baseline):
+            return wrapped_prefix, wrapped_suffix
     return None

@@ -148,7 +148,7 @@ def _runaway_comment(spec: LanguageSpec, root: ts.Node, text: bytes, cursor: int
     return block[1] if starred and code else None
 
 
-def _indent(line: str) -> int:
+def indent_width(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
@@ -180,7 +180,7 @@ def closing_tail(spec: LanguageSpec, prefix: str, suffix: str) -> str:
     for _, at in stack:
         own_line = text.rfind("\n", 0, at) + 1
         rest = text[max(below_cursor, text.find("\n", at) + 1):]
-        if any(line.strip() and _indent(line) <= _indent(text[own_line:at + 1]) for line in rest.split("\n")):
+        if any(line.strip() and indent_width(line) <= indent_width(text[own_line:at + 1]) for line in rest.split("\n")):
             return ""
     return "\n" + "".join(spec.openers[opener] for opener, _ in reversed(stack))
 
