@@ -56,6 +56,23 @@ def test_a_stream_may_merge_documented_steps_but_not_change_them() -> None:
     assert not de.agrees(documented, merged.replace('"step":2,"text":"ab"', '"step":2,"text":"b"'))
 
 
+def test_a_live_transcript_may_merge_documented_steps_the_way_the_outbox_does() -> None:
+    # The documented transcript of docs/live-protocol.md, and what a slow reader got in CI:
+    # its two steps in one frame (the outbox merges an unsent step with the next).
+    documented = de.find_examples(de.DOCS[1])[0].answer
+    steps = [line for line in documented.split("\n") if '"type":"step"' in line]
+    assert len(steps) >= 2, "the live example has one step: nothing to merge"
+    merged_line = de._merged_live_steps(steps[:2])
+    assert merged_line is not None and merged_line.endswith(",…}")  # the `coalesced` count
+    merged = documented.replace(steps[0] + "\n" + steps[1], merged_line)
+    assert merged != documented and de.agrees(documented, merged)
+    # A merge that is not of the documented steps is refused: a changed canvas, a lost change.
+    assert not de.agrees(documented, merged.replace(merged_line, merged_line.replace('"canvas":[', '"canvas":["x",')))
+    first_change = merged_line.index('{"position"')
+    lost = merged_line[:first_change] + merged_line[merged_line.index("},", first_change) + 2:]
+    assert not de.agrees(documented, merged.replace(merged_line, lost))
+
+
 def test_answers_are_laid_out_within_the_width() -> None:
     answer = {"a": "x" * 40, "b": {"c": 1, "d": "y" * 70}, "e": 3, "f": 4}
     spec = {"a": de.SHOW, "b": {"c": de.SHOW, "d": de.SHOW}, "e": de.VARIES}

@@ -34,7 +34,7 @@ class Outbox:
             key = (frame.get("session"), frame.get("id"))
             waiting = self._unsent_steps.get(key)
             if waiting is not None:
-                _merge_step(waiting, frame)
+                merge_step(waiting, frame)
                 self.coalesced += 1
                 return
             self._unsent_steps[key] = frame
@@ -66,7 +66,7 @@ class Outbox:
             self._frames = deque(frame for frame in self._frames if frame is not waiting)
 
 
-def _merge_step(older: dict[str, Any], newer: dict[str, Any]) -> None:
+def merge_step(older: dict[str, Any], newer: dict[str, Any]) -> None:
     by_position = {change["position"]: change for change in older["changes"]}
     for change in newer["changes"]:
         by_position[change["position"]] = change
