@@ -22,3 +22,15 @@ def tiny_engine(tiny_model_dir):
     import engine
 
     return engine.load(tiny_model_dir)
+
+
+@pytest.fixture()
+def tiny_faults(tiny_engine):
+    """The session engine's passes wrapped for one test (lab/fixtures/faulty_model.py), so a
+    test can hold them: a request then cannot finish before the test has done what must
+    come first (hang up, supersede), however fast or slow the machine."""
+    from lab.fixtures.faulty_model import ModelFaults
+
+    faults = ModelFaults(tiny_engine.model)
+    yield faults
+    faults.restore()

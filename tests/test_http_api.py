@@ -20,8 +20,8 @@ from lab.fixtures.live_server import bearer_client, http_test_server
 TOKEN = "http-api-test-token"
 TIMEOUT = 60.0
 LIMITS = Limits(max_message_bytes=32 * 1024)
-# A random model rarely ends early, so this runs for hundreds of passes: long enough to be
-# cancelled mid-way by a client that hangs up.
+# A random model rarely ends early, so this needs well over a hundred passes: far more than
+# the hang-up test lets it run (tiny_faults.hold), so it is cancelled mid-way.
 LONG = {"max_tokens": 256, "infill": {"block_size": 8, "constrained": False}}
 
 
@@ -232,10 +232,13 @@ def test_unknown_endpoints_and_methods(live: LiveServer, client: httpx.Client) -
     still_serves(client)
 
 
-def test_a_client_that_hangs_up_cancels_its_request_on_the_server(live: LiveServer, client: httpx.Client) -> None:
+def test_a_client_that_hangs_up_cancels_its_request_on_the_server(live: LiveServer, client: httpx.Client, tiny_faults: Any) -> None:
     before = client.get("/health").json()["counters"].get("http_cancelled", 0)
     request = json.dumps(body(**LONG)).encode()
     for stream in (False, True):
+        # A few passes (the stream's first steps), then the engine waits: the request cannot
+        # finish before the hang-up, however fast the machine or slow the server to notice.
+        tiny_faults.hold(after=4)
         with socket.create_connection(("127.0.0.1", live.port), timeout=TIMEOUT) as raw:
             payload = request if not stream else json.dumps(body(**LONG, stream=True)).encode()
             raw.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -244,12 +247,16 @@ def test_a_client_that_hangs_up_cancels_its_request_on_the_server(live: LiveServ
             if stream:
                 assert raw.recv(64).startswith(b"HTTP/1.1 200")  # the stream started
             else:
-                time.sleep(0.3)  # the engine is on it
+                deadline = time.monotonic() + TIMEOUT  # the server has taken it
+                while client.get("/health").json()["http_in_flight"] < 1:
+                    assert time.monotonic() < deadline, "the request never started"
+                    time.sleep(0.02)
         # The socket is closed: the server must notice and stop the engine on that request.
         deadline = time.monotonic() + TIMEOUT
         while client.get("/health").json()["counters"].get("http_cancelled", 0) < before + 1:
             assert time.monotonic() < deadline, "the server did not cancel the abandoned request"
             time.sleep(0.05)
+        tiny_faults.release()
         before += 1
     health = client.get("/health").json()
     assert health["http_in_flight"] == 0

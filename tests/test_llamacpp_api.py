@@ -198,9 +198,12 @@ def test_wrong_methods_are_405_in_llamacpp_shape(client: httpx.Client) -> None:
 LONG = {"n_predict": 256, "infill": {"block_size": 8, "constrained": False}}
 
 
-def test_a_client_that_hangs_up_cancels_its_request(live: LiveServer, client: httpx.Client) -> None:
+def test_a_client_that_hangs_up_cancels_its_request(live: LiveServer, client: httpx.Client, tiny_faults: Any) -> None:
     before = client.get("/health").json()["counters"].get("http_cancelled", 0)
     for stream in (False, True):
+        # A few passes (the stream's first steps), then the engine waits: the request cannot
+        # finish before the hang-up, however fast the machine or slow the server to notice.
+        tiny_faults.hold(after=4)
         payload = json.dumps({**VIM["fim"], **LONG, "stream": stream}).encode()
         with socket.create_connection(("127.0.0.1", live.port), timeout=TIMEOUT) as raw:
             raw.sendall(b"POST /infill HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -217,6 +220,7 @@ def test_a_client_that_hangs_up_cancels_its_request(live: LiveServer, client: ht
         while client.get("/health").json()["counters"].get("http_cancelled", 0) < before + 1:
             assert time.monotonic() < deadline, "the server did not cancel the abandoned request"
             time.sleep(0.05)
+        tiny_faults.release()
         before += 1
     assert client.get("/health").json()["http_in_flight"] == 0
     still_serves(client)

@@ -187,7 +187,7 @@ def test_oversized_no_token_foreign_origin_and_wrong_methods(live: LiveServer, c
     still_serves(client, live)
 
 
-def test_a_hang_up_cancels_the_engine_job(live: LiveServer, client: ollama.Client, http: httpx.Client) -> None:
+def test_a_hang_up_cancels_the_engine_job(live: LiveServer, client: ollama.Client, http: httpx.Client, tiny_faults: Any) -> None:
     def cancelled() -> int:
         return http.get("/health").json()["counters"].get("http_cancelled", 0)
 
@@ -199,12 +199,16 @@ def test_a_hang_up_cancels_the_engine_job(live: LiveServer, client: ollama.Clien
 
     before = cancelled()
     # Streaming, with the official client: read the first line (a denoising step), then drop
-    # the stream; 256 tokens from a random model take hundreds of passes, so the job runs on.
+    # the stream; 256 tokens from a random model take over a hundred passes, and the engine
+    # runs a few, then waits: the job cannot finish before the hang-up, however fast the machine.
+    tiny_faults.hold(after=4)
     parts = generate(client, live, prompt="x = ", suffix="\n", stream=True, options={"num_predict": 256})
     assert next(parts).done is False
     parts.close()  # closes the HTTP response: the connection goes away mid-stream
     wait_for(before + 1)
-    # Not streaming: a raw connection that goes away while the engine is on it.
+    tiny_faults.release()
+    # Not streaming: a raw connection that goes away while the engine is on it (held).
+    tiny_faults.hold()
     payload = json.dumps({"prompt": "x = ", "suffix": "\n", "stream": False,
                           "options": {"num_predict": 256}, "infill": {"block_size": 8, "constrained": False}}).encode()
     with socket.create_connection(("127.0.0.1", live.port), timeout=TIMEOUT) as raw:
@@ -216,6 +220,7 @@ def test_a_hang_up_cancels_the_engine_job(live: LiveServer, client: ollama.Clien
             assert time.monotonic() < deadline, "the request never started"
             time.sleep(0.02)
     wait_for(before + 2)
+    tiny_faults.release()
     assert http.get("/health").json()["http_in_flight"] == 0
     still_serves(client, live)
 

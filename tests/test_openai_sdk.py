@@ -79,13 +79,15 @@ def test_refusals_are_the_sdks_own_errors(live: LiveServer) -> None:
     assert live.model_name in models  # and the server lives on
 
 
-def test_an_abandoned_stream_cancels_its_engine_job(live: LiveServer) -> None:
+def test_an_abandoned_stream_cancels_its_engine_job(live: LiveServer, tiny_faults: Any) -> None:
     with httpx.Client(base_url=live.base_url, timeout=TIMEOUT, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
         def cancelled() -> int:
             return http.get("/health").json()["counters"].get("http_cancelled", 0)
 
         before = cancelled()
-        # A random model rarely ends early: 256 tokens take hundreds of passes.
+        # A random model rarely ends early: 256 tokens take over a hundred passes, and the
+        # engine runs a few, then waits: the job cannot finish before the stream is dropped.
+        tiny_faults.hold(after=4)
         stream = sdk(live).completions.create(model=live.model_name, prompt="x = ", suffix="\n", max_tokens=256, stream=True,
                                               extra_body={"infill": {"block_size": 8, "constrained": False}})
         next(iter(stream))
@@ -94,3 +96,4 @@ def test_an_abandoned_stream_cancels_its_engine_job(live: LiveServer) -> None:
         while cancelled() < before + 1:
             assert time.monotonic() < deadline, "the server did not cancel the abandoned stream"
             time.sleep(0.05)
+        tiny_faults.release()
