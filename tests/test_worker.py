@@ -43,25 +43,35 @@ def test_a_newer_job_replaces_the_queued_one_in_place() -> None:
 
 # -- the worker --------------------------------------------------------------------------------
 class SlowEngine:
-    """Engine-shaped: streams one step per 20 ms pass until cancelled or `passes` done."""
+    """Engine-shaped: streams one step per 20 ms pass until cancelled or `passes` done.
+    While `release` is not set a run does not end by itself, however many passes it has
+    made: a test that needs a request still running when it supersedes or cancels it does
+    not race the engine (a loaded machine can take longer than a run's passes to get there)."""
 
-    def __init__(self, passes: int = 50) -> None:
+    def __init__(self, passes: int = 50, held: bool = False) -> None:
         self.passes = passes
         self.calls: list[str] = []
         self.running = threading.Event()
+        self.release = threading.Event()
+        if not held:
+            self.release.set()
 
     def stream(self, prefix, suffix, language=None, cancel=None, *, cross_file="", **settings):
         from engine.types import DenoiseStep, InfillResult
 
         self.calls.append(prefix)
         self.running.set()
-        for step in range(1, self.passes + 1):
+        step = 0
+        while True:
+            step += 1
             if cancel is not None and cancel.is_set():
                 yield DenoiseStep(step, [], [], step, 0.0, InfillResult("", 0, step, 0.0, "cancelled"))
                 return
             time.sleep(0.02)
             yield DenoiseStep(step, ["x"], [], step, 0.0)
-        yield DenoiseStep(self.passes, ["x"], [], self.passes, 0.0, InfillResult("x", 1, self.passes, 1.0, "end_of_middle"))
+            if step >= self.passes and self.release.is_set():
+                break
+        yield DenoiseStep(step, ["x"], [], step, 0.0, InfillResult("x", 1, step, 1.0, "end_of_middle"))
 
     def next_edit(self, document, cursor, history=None, language=None, cancel=None, **limits):
         return {"document": document, "cursor": cursor, "limits": limits}
@@ -74,7 +84,7 @@ def collect(worker: EngineWorker, j: Job) -> list[Outcome]:
     return outcomes
 
 
-def wait_for(predicate, timeout: float = 10.0) -> None:
+def wait_for(predicate, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
@@ -82,20 +92,20 @@ def wait_for(predicate, timeout: float = 10.0) -> None:
 
 
 def test_supersede_stops_the_running_request_and_the_newer_one_runs() -> None:
-    engine = SlowEngine()
+    engine = SlowEngine(held=True)  # the old request runs until something stops it
     worker = EngineWorker(engine)
     try:
         old = job("lsp", "doc", cancel=worker.supersede("lsp", "doc"))
-        steps: list = []
-        old.on_step = steps.append
         old_outcomes = collect(worker, old)
-        assert engine.running.wait(5)
+        assert engine.running.wait(60)
         new = job("lsp", "doc", cancel=worker.supersede("lsp", "doc"))
         assert old.cancel.is_set() and not new.cancel.is_set()
+        engine.release.set()  # after the cancel: the old run ends cancelled, the new one ends by itself
         new_outcomes = collect(worker, new)
         wait_for(lambda: new_outcomes)
         assert len(old_outcomes) == 1 and old_outcomes[0].cancelled and old_outcomes[0].started
-        assert old_outcomes[0].result.stop_reason == "cancelled" and len(steps) < engine.passes
+        # A held run ends only when cancelled: a result at all shows the supersede stopped it.
+        assert old_outcomes[0].result.stop_reason == "cancelled"
         assert len(new_outcomes) == 1 and new_outcomes[0].result.middle == "x" and not new_outcomes[0].cancelled
     finally:
         worker.close()
@@ -103,15 +113,16 @@ def test_supersede_stops_the_running_request_and_the_newer_one_runs() -> None:
 
 
 def test_a_queued_request_superseded_or_cancelled_never_reaches_the_engine() -> None:
-    engine = SlowEngine(passes=5)
+    engine = SlowEngine(passes=5, held=True)  # the blocker runs until everything below is queued
     worker = EngineWorker(engine)
     try:
         blocker = collect(worker, job("A", "busy"))
-        assert engine.running.wait(5)
+        assert engine.running.wait(60)
         queued = collect(worker, job("B", "s", cancel=worker.supersede("B", "s")))
         replaced_by = collect(worker, job("B", "s", cancel=worker.supersede("B", "s")))
         cancelled = collect(worker, job("C", "t"))
         worker.cancel("C", "t")
+        engine.release.set()
         wait_for(lambda: blocker and replaced_by)
         assert queued == [Outcome(cancelled=True)]  # told once, never started
         assert cancelled == [Outcome(cancelled=True)]
@@ -140,7 +151,7 @@ def test_engine_errors_come_back_as_outcomes_and_the_thread_goes_on(tiny_engine)
 
 
 def test_run_from_asyncio_and_a_cancelled_task_stops_the_model() -> None:
-    engine = SlowEngine()
+    engine = SlowEngine(held=True)  # the job runs until the cancelled task stops it
     worker = EngineWorker(engine)
 
     async def scenario() -> tuple[Outcome, list[Outcome]]:
@@ -148,15 +159,14 @@ def test_run_from_asyncio_and_a_cancelled_task_stops_the_model() -> None:
         seen: list[Outcome] = []
         cancel = threading.Event()
         task = asyncio.ensure_future(worker.run(job("g", "k", cancel=cancel), on_outcome=seen.append))
-        await asyncio.to_thread(engine.running.wait, 5)
+        assert await asyncio.to_thread(engine.running.wait, 60)
         task.cancel()
         try:
             await task
         except asyncio.CancelledError:
             pass
-        for _ in range(500):
-            if seen:
-                break
+        deadline = time.monotonic() + 60
+        while not seen and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         return finished, seen
 
