@@ -10,14 +10,15 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 import engine
+from lab.fixtures.faulty_model import ModelFaults
 from lab.fixtures.tiny_model import make_tiny_model_dir
 from infill_lsp.live.limits import Limits
 from infill_lsp.live.server import LiveConfig, LiveServer
 from lab.fixtures.live_server import ServerThread
 
 TIMEOUT = 60.0  # generous: CI shares two cores with whatever else runs
-# Requests meant to be cancelled mid-way: a random model rarely ends early, so these run for
-# hundreds of passes, far longer than the round trip that cancels them.
+# Requests meant to be cancelled mid-way: a random model rarely ends early, so these take over
+# a hundred passes; the tests also hold the engine's passes (ModelFaults) until the cancel is in.
 LONG = {"max_tokens": 256, "block_size": 8}
 
 
@@ -31,6 +32,15 @@ def tiny_engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def live(tiny_engine: Any) -> Iterator[LiveServer]:
     with ServerThread(tiny_engine, LiveConfig(port=0, limits=Limits(max_sessions_per_connection=4))) as server:
         yield server
+
+
+@pytest.fixture()
+def faults(tiny_engine: Any) -> Iterator[ModelFaults]:
+    """The engine's passes, to hold: a request then cannot end before the test's next message
+    reaches the server, however slow the machine makes that round trip."""
+    wrapped = ModelFaults(tiny_engine.model)
+    yield wrapped
+    wrapped.restore()
 
 
 def pos(line: int, character: int) -> dict[str, int]:
@@ -126,11 +136,12 @@ def test_rewrite_of_a_range_reports_that_range(live: LiveServer) -> None:
     run(scenario())
 
 
-def test_newer_request_and_edits_cancel_the_running_one(live: LiveServer) -> None:
+def test_newer_request_and_edits_cancel_the_running_one(live: LiveServer, faults: ModelFaults) -> None:
     async def scenario() -> None:
         ws, c = await client(live)
         async with ws:
             await c.open("s", "def f():\n    \n")
+            faults.hold()  # requests 1 and 2 cannot end before the supersede and the edit arrive
             await c.send(type="infill", session="s", id=1, range=rng(pos(1, 4)), settings=LONG)
             await c.send(type="infill", session="s", id=2, range=rng(pos(1, 4)), settings=LONG)
             first = await c.finish("s", 1)
@@ -141,12 +152,15 @@ def test_newer_request_and_edits_cancel_the_running_one(live: LiveServer) -> Non
             assert second["type"] == "cancelled" and second["reason"] == "edit"
             edited = await c.wait(lambda f: f["type"] == "edited")
             assert edited["version"] == 1
+            faults.release()
             await c.send(type="infill", session="s", id=3, range=rng(pos(1, 10)), settings={"max_tokens": 4})
             third = await c.finish("s", 3)
             assert third["type"] == "result" and third["version"] == 1
+            faults.hold()  # request 4 cannot end before the cancel arrives
             await c.send(type="infill", session="s", id=4, range=rng(pos(1, 10)), settings=LONG)
             await c.send(type="cancel", session="s")
             assert (await c.finish("s", 4))["reason"] == "cancel"
+            faults.release()
             await asyncio.sleep(0.3)
             for request_id in (1, 2, 4):  # nothing after the terminal frame of a cancelled request
                 assert c.of("s", request_id)[-1]["type"] == "cancelled"
@@ -197,8 +211,12 @@ def test_an_unknown_language_is_refused_and_a_known_one_is_reported(live: LiveSe
     run(scenario())
 
 
-def test_a_client_that_stops_reading_does_not_stall_others(live: LiveServer) -> None:
-    async def scenario() -> None:
+def test_a_client_that_stops_reading_does_not_stall_others(tiny_engine: Any) -> None:
+    """On a server that runs one request at a time (max_batch=1), so the turns are exact:
+    batched, the slow client's four requests (the same text) end in the same pass, and
+    whether that pass fell while the fast request ran depended on how long the fast
+    client's `open` round trip took."""
+    async def scenario(live: LiveServer) -> None:
         # The stalled client's receive buffer is one frame, so it pushes back on the server at once.
         # It never reads, so it cannot finish a closing handshake either: do not wait long for one.
         slow_ws, slow = await client(live, max_queue=1, close_timeout=0.5)
@@ -219,4 +237,6 @@ def test_a_client_that_stops_reading_does_not_stall_others(live: LiveServer) -> 
             # that was running, not for all four queued ones (FIFO would make this 5).
             assert live.worker.completed - completed_before <= 3
 
-    run(scenario())
+    config = LiveConfig(port=0, max_batch=1, limits=Limits(max_sessions_per_connection=4))
+    with ServerThread(tiny_engine, config) as one_at_a_time:
+        run(scenario(one_at_a_time))
