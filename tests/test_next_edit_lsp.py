@@ -73,7 +73,8 @@ def test_stale_version_unknown_document_and_bad_params(server: LspClient) -> Non
 
 def test_a_newer_request_supersedes_an_older_one(server: LspClient) -> None:
     version = _type_rename(server)
-    server.notify("workspace/didChangeConfiguration", {"settings": {"infill": {**SETTINGS, "debounceMs": 300}}})
+    # Far longer than the gap between the two requests (300 ms could pass on a loaded machine).
+    server.notify("workspace/didChangeConfiguration", {"settings": {"infill": {**SETTINGS, "debounceMs": 3000}}})
     try:
         params = {"textDocument": {"uri": URI, "version": version}, "position": {"line": 0, "character": 5}}
         _, older = server.request_async("infill/nextEdit", params)
