@@ -4,6 +4,7 @@ is still running."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from types import SimpleNamespace
 
@@ -11,9 +12,11 @@ from infill_lsp import engine_host
 from infill_lsp.engine_host import EngineHost, EngineUnavailable
 
 
-def _fake_loader(monkeypatch, delays: dict) -> None:
+def _fake_loader(monkeypatch, delays: dict, gates: dict | None = None) -> None:
     def load(model_dir):
         time.sleep(delays.get(model_dir, 0))
+        if gates and model_dir in gates:
+            assert gates[model_dir].wait(60), f"the test never let the load of {model_dir} finish"
         if model_dir and model_dir.startswith("/missing"):
             raise EngineUnavailable(f"model directory {model_dir} does not exist")
         return SimpleNamespace(model_name=f"model from {model_dir}")
@@ -22,18 +25,25 @@ def _fake_loader(monkeypatch, delays: dict) -> None:
 
 
 def test_a_bad_model_dir_during_the_first_load_keeps_the_first_model(monkeypatch) -> None:
-    _fake_loader(monkeypatch, {"good": 0.3})
+    # The first load finishes only once the bad one has been asked for (not after 0.3 s, which
+    # a loaded machine could let pass before the test got to the bad one).
+    good_may_finish = threading.Event()
+    _fake_loader(monkeypatch, {}, {"good": good_may_finish})
 
     async def scenario() -> str:
         host = EngineHost()
         first = asyncio.ensure_future(host.load("good"))
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0)  # the first load is under way
+        second = asyncio.ensure_future(host.load("/missing/model"))
+        await asyncio.sleep(0)  # the bad one is asked for while the first still loads
+        assert not first.done()
+        good_may_finish.set()
         try:
-            await host.load("/missing/model")
+            await second
         except EngineUnavailable:
             pass
         await first
-        engine = await asyncio.wait_for(host.wait_ready(), 5)
+        engine = await asyncio.wait_for(host.wait_ready(), 60)
         host.close()
         return engine.model_name
 
