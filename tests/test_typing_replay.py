@@ -1,5 +1,6 @@
 """The typing replay's stretch: whole lines by default, so the file after the cursor stays
-intact (a stretch cut mid-identifier leaves a rest no completion can repair)."""
+intact (a stretch cut mid-identifier leaves a rest no completion can repair); and its
+per-keystroke log."""
 from lab.loadtest.typing_replay import typed_stretch
 
 TEXT = "import os\n\ndef f(x):\n    return os.path.join(x, 'a')\n\nprint(f('b'))\n"
@@ -41,3 +42,26 @@ def test_enter_first_types_a_newline_then_the_lines_and_leaves_the_same_file():
     initial = TEXT[:at] + TEXT[at + len(typed):]
     assert initial[at] == "\n"  # the cursor's line ends right where typing starts
     assert initial[:at] + typed + initial[at:] == TEXT
+
+
+def test_the_json_logs_every_keystroke_with_what_came_back(tmp_path) -> None:
+    """`--json` carries one entry per keystroke (delivered, empty or cancelled, with the
+    time and the text), and the log agrees with the summary's counts, however the
+    keystrokes raced the server."""
+    import json
+
+    from lab.loadtest import typing_replay
+
+    out = tmp_path / "replay.json"
+    assert typing_replay.main(["--tiny", "--unconstrained", "--chars", "12", "--align", "none",
+                               "--interval-ms", "60", "--json", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    log = summary["keystrokes_log"]
+    assert [entry["key"] for entry in log] == list(range(summary["keystrokes"]))
+    assert "".join(entry["char"] for entry in log) == summary["typed_text"]
+    outcomes = [entry["outcome"] for entry in log]
+    assert outcomes.count("delivered") == summary["suggestions_delivered"]
+    assert outcomes.count("empty") == summary["empty_answers"]
+    assert outcomes.count("cancelled") == summary["cancelled_replies"]
+    assert all(entry["text"] for entry in log if entry["outcome"] == "delivered")
+    assert all(entry["ms"] >= 0 for entry in log if entry["outcome"] != "cancelled")

@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     summary["order"] = args.order
     summary["file"] = str(args.file)
     summary["typed_chars"] = len(typed)
+    summary["typed_text"] = typed
     summary["align"] = args.align
     summary["settings"] = {"debounce_ms": args.debounce_ms, "max_tokens": args.max_tokens, "constrained": not args.unconstrained}
     summary["model"] = summary.get("model") or ("tiny random model" if args.tiny else str(args.model or "embedded"))
@@ -172,6 +173,8 @@ def run_session(initial: str, cursor: int, typed: str, model_dir: Path | None, a
         sent: list[tuple[int, Future, float]] = []
         delivered = cancelled = 0
 
+        log: list[dict] = []  # per keystroke: what came back, when (the JSON's "keystrokes_log")
+
         def settle(entry: tuple[int, Future, float], wait: float) -> None:
             nonlocal delivered, cancelled
             message_id, future, sent = entry
@@ -179,10 +182,14 @@ def run_session(initial: str, cursor: int, typed: str, model_dir: Path | None, a
                 result = future.result(timeout=wait)
             except LspResponseError:
                 cancelled += 1
+                log.append({"key": len(log), "outcome": "cancelled"})
                 return
             elapsed = (_arrival(future) - sent) * 1000
             answered.append(elapsed)
-            if result and result.get("items"):
+            items = (result or {}).get("items") or []
+            log.append({"key": len(log), "outcome": "delivered" if items else "empty", "ms": round(elapsed, 1),
+                        "text": items[0].get("insertText") if items else ""})
+            if items:
                 delivered += 1
                 latencies.append(elapsed)
 
@@ -247,6 +254,7 @@ def run_session(initial: str, cursor: int, typed: str, model_dir: Path | None, a
         "model_runs_stopped_midway": counts.get("cancelled_during_model", 0),
         "forwards": counts.get("forwards", 0),
         "server_counts": counts,
+        "keystrokes_log": [{**entry, "char": char} for entry, char in zip(log, typed)],
     }
 
 
