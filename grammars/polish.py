@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from .lexical import bracket_imbalance
+from .lexical import bracket_imbalance, open_brackets
 from .registry import LanguageSpec
 from .splice import added_errors, splice_error_balance
 from .window import Window
@@ -22,6 +22,8 @@ def polish(window: Window, middle: str) -> str:
     middle = fix_indentation(window, middle)
     middle = drop_repeated_suffix(window, middle)
     middle = dedupe_closers(window, middle)
+    if added_errors(window, middle) > 0:
+        middle = close_header(window, middle)
     if added_errors(window, middle) > 0:
         middle = trim_to_unit(window, middle)
     return middle
@@ -214,6 +216,29 @@ def dedupe_closers(window: Window, middle: str) -> str:
 
 
 # -- a clean end --------------------------------------------------------------------------------
+
+
+def close_header(window: Window, middle: str) -> str:
+    """A block's header line that the middle ends with its block opener but with brackets
+    still open gets them closed right before the opener: `def lookup(self, uri: str,` +
+    ` suffix: str:` -> ` suffix: str):`, `if (a > b {` -> `if (a > b) {`. Only on the
+    cursor's line (the text before the cursor on it, then the middle's first line), only
+    when nothing but the opener and blanks follows the opener, and kept only if the splice
+    then adds no error: the model wrote the header and forgot its closing bracket."""
+    opener = ":" if window.spec.indent_sensitive else "{"
+    first, newline, rest = middle.partition("\n")
+    head = first.rstrip()
+    if not head.endswith(opener) or (newline and rest.strip() and not window.spec.indent_sensitive):
+        return middle
+    line_before = window.prefix_text[window.prefix_text.rfind("\n") + 1 :]
+    still_open = open_brackets(window.spec, line_before + head[: -len(opener)])
+    if not still_open:
+        return middle
+    closers = "".join(window.spec.openers[ch] for ch, _ in reversed(still_open))
+    body = head[: -len(opener)]
+    kept = body.rstrip()  # the closers go after the header's last character, its spacing kept
+    candidate = kept + closers + body[len(kept) :] + opener + first[len(head) :] + newline + rest
+    return candidate if added_errors(window, candidate) == 0 else middle
 
 
 def trim_to_unit(window: Window, middle: str) -> str:

@@ -156,6 +156,22 @@ def test_polish_cuts_a_run_on_middle_at_a_syntactic_unit():
     assert js.polish("function f(a) {\n  ", "const b = a + 1;\n  return g(b,", "\n}\n") == "const b = a + 1;"
 
 
+def test_polish_closes_a_header_the_middle_ended_with_its_brackets_open():
+    # The typing replay's refusals: a signature typed up to `prefix: str,` and the model
+    # writing ` suffix: str:` with no `)` (25 keys answered empty, docs/lsp.md).
+    python = grammars.constraint_for("python")
+    prefix = "class A:\n    def lookup(self, uri: str, prefix: str,"
+    suffix = "\n        entries = self._by_uri.get(uri)\n        return entries\n"
+    assert not python.accept_final(prefix, " suffix: str:\n", suffix)
+    assert python.polish(prefix, " suffix: str:\n", suffix) == " suffix: str):\n"
+    assert python.polish(prefix, " suffix: str) -> int:\n", suffix) == " suffix: str) -> int:\n"  # already closed
+    assert python.polish("if (a and", " b:", "\n    pass\n") == " b):"  # the bracket opened before the cursor
+    js = grammars.constraint_for("javascript")
+    assert js.polish("function f(a) {\n  if (a > 1", " && a < 3 {", "\n    return a\n  }\n}\n") == " && a < 3) {"
+    # Not a header: a colon inside a call stays refused rather than closed into nonsense.
+    assert python.polish("x = f(a,", " b:", "\n") != " b):"
+
+
 def test_polish_does_not_repeat_the_suffix():
     constraint = grammars.constraint_for("python")
     prefix = "def f(a):\n    b = a + 1\n    "
