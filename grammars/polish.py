@@ -222,9 +222,10 @@ def close_header(window: Window, middle: str) -> str:
     """A block's header line that the middle ends with its block opener but with brackets
     still open gets them closed right before the opener: `def lookup(self, uri: str,` +
     ` suffix: str:` -> ` suffix: str):`, `if (a > b {` -> `if (a > b) {`. Only on the
-    cursor's line (the text before the cursor on it, then the middle's first line), only
-    when nothing but the opener and blanks follows the opener, and kept only if the splice
-    then adds no error: the model wrote the header and forgot its closing bracket."""
+    cursor's line (the text before the cursor on it, then the middle's first line, which
+    must end with the opener; in the brace languages the middle must be that line alone),
+    and kept only if the splice then adds no error: the model wrote the header and forgot
+    its closing bracket."""
     opener = ":" if window.spec.indent_sensitive else "{"
     first, newline, rest = middle.partition("\n")
     head = first.rstrip()
