@@ -34,6 +34,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator, Optional
 
+from lab.evaluation.drafted import shares
 from lab.progress import report_progress
 
 SUITES = ("dev", "humaneval")
@@ -188,12 +189,9 @@ def work_figures(rows: list[dict]) -> dict:
         out[suite] = {"tokens_per_forward": round(sum(r["tokens"] for r in rs) / forwards, 3) if forwards else 0.0,
                       "extra_p50": extra[len(extra) // 2], "extra_p95": extra[min(len(extra) - 1, int(len(extra) * 0.95))], "extra_worst": extra[-1],
                       "within_2": round(sum(e <= 2 for e in extra) / len(extra), 3)}
-        drafted: Counter = Counter()
-        for r in rs:
-            drafted.update(r.get("lookahead") or {})
+        drafted = shares(rs)["replayed_by_source"]
         if drafted:  # tokens the sampler committed in passes replayed from drafted canvases, by source
-            written = sum(r["written"] for r in rs)
-            out[suite]["drafted"] = {source: f"{n} ({n / max(1, written):.1%} of written)" for source, n in sorted(drafted.items())}
+            out[suite]["drafted"] = {source: f"{v['tokens']} ({v['of_written']:.1%} of written)" for source, v in drafted.items()}
     return out
 
 
