@@ -33,6 +33,7 @@ def test_sweep_reports_every_mode_at_every_level(tiny_model_dir):
         # tokens/s per user is the tokens a request returns over the time it takes
         assert level["tokens_per_request"] == round(level["tokens"] / level["requests"], 2)
         assert 0 <= level["empty_answers"] <= level["requests"]
+        assert 0 <= level["right_chars"] and (level["right_chars_per_s_per_user"] > 0) == (level["right_chars"] > 0)
         if level["tokens"]:
             assert abs(level["tokens_per_s_per_user"] - level["tokens"] / (level["mean_ms"] * level["requests"] / 1000)) <= 0.02 * level["tokens_per_s_per_user"] + 0.1
         if level["mode"] == "autoregressive":
@@ -142,3 +143,12 @@ def test_breakdown_meters_both_modes_on_the_same_requests(tiny_model_dir):
     assert report["batched_gain"] > 0 and report["gain_bound_if_forward_were_free"] > 1
     # the meter is removed afterwards: the model's own methods are back
     assert "canvas_logits" not in vars(eng.model) and "encode_context" not in vars(eng.model)
+
+
+def test_right_chars_count_the_answer_up_to_its_first_difference():
+    from lab.concurrency.sweep import right_chars
+
+    assert right_chars("return self.x\n", "return self.x  \n") == len("return self.x")  # whole and right
+    assert right_chars("return self.y(a, b, c, d)", "return self.x") == len("return self.")  # runs on wrong: no credit past the difference
+    assert right_chars("ret", "return self.x") == 3  # a right start
+    assert right_chars("", "return") == 0 and right_chars("x", "") == 0

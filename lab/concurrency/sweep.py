@@ -23,7 +23,10 @@ tokens/s per user (sum of tokens / sum of latencies: the rate one client sees), 
 latency (send to result, queueing and context encoding included), tokens per forward
 (sum of tokens / sum of each request's own passes; both engines encode a new context in the
 pass that writes the first token, as an autoregressive server's prefill does),
-exact match with the held-out text (trailing whitespace ignored), for `batched` the
+exact match with the held-out text (trailing whitespace ignored), right characters per
+second per user (the characters of each answer that agree with the held-out text before
+the first difference, over the sum of latencies: what a user could accept, where tokens/s
+also counts a line run on to max_tokens), for `batched` the
 share of middles identical to `sequential`'s, and for `autoregressive+drafts` the share
 identical to `autoregressive`'s and the share of drafted tokens kept (draft_accept). Everything runs in one process, one mode
 after another, so the ratios within one run are the figures to trust on a shared machine.
@@ -106,6 +109,11 @@ def summarize(mode: str, concurrency: int, records: list[Record], wall: float) -
         "empty_answers": sum(1 for r in records if r.finished.tokens == 0),
         "tpf": round(tokens / forwards, 3) if forwards else 0.0,
         "exact_match": _exact_match(records),
+        # What a user could accept of the answers: the characters that agree with the held-out
+        # text up to the first difference, per second of a user's wait. Tokens/s counts a line
+        # written to max_tokens as fast work whatever it says; this does not.
+        "right_chars": sum(right_chars(r.finished.middle, r.item.middle) for r in records),
+        "right_chars_per_s_per_user": round(sum(right_chars(r.finished.middle, r.item.middle) for r in records) / (sum(latencies) / 1000), 2) if latencies else 0.0,
         "exact_match_single_line": _exact_match([r for r in records if r.item.kind == "single-line"]),
         "exact_match_multi_line": _exact_match([r for r in records if r.item.kind == "multi-line"]),
         "requests": len(records),
@@ -116,6 +124,18 @@ def summarize(mode: str, concurrency: int, records: list[Record], wall: float) -
         out["drafted"] = drafted
         out["draft_accept"] = round(sum(r.finished.accepted for r in records) / drafted, 4) if drafted else None
     return out
+
+
+def right_chars(middle: str, expected: str) -> int:
+    """How many characters of `middle` agree with `expected` before the first difference
+    (trailing whitespace ignored, as exact match ignores it)."""
+    middle, expected = middle.rstrip(), expected.rstrip()
+    n = 0
+    for a, b in zip(middle, expected):
+        if a != b:
+            break
+        n += 1
+    return n
 
 
 def _exact_match(records: list[Record]) -> Optional[float]:
@@ -243,12 +263,12 @@ def run_sweep(eng, levels: list[int], modes: list[str], min_requests: int, progr
 
 
 def table(report: dict[str, Any]) -> str:
-    rows = [f"{'C':>3} {'mode':<22}{'tok/s':>9}{'tok/s/user':>11}{'mean ms':>9}{'p50 ms':>9}{'p99 ms':>9}{'tok/req':>9}{'empty':>7}{'tpf':>7}{'EM':>7}{'same':>7}"]
+    rows = [f"{'C':>3} {'mode':<22}{'tok/s':>9}{'tok/s/user':>11}{'mean ms':>9}{'p50 ms':>9}{'p99 ms':>9}{'tok/req':>9}{'empty':>7}{'tpf':>7}{'EM':>7}{'right ch/s':>11}{'same':>7}"]
     for l in report["levels"]:
         # batched: the share identical to sequential; autoregressive+drafts: to autoregressive
         same_share = l.get("identical_to_sequential", l.get("identical_to_autoregressive"))
         same = f"{same_share:.0%}" if same_share is not None else ""
-        rows.append(f"{l['concurrency']:>3} {l['mode']:<22}{l['tokens_per_s']:>9.1f}{l['tokens_per_s_per_user']:>11.1f}{l.get('mean_ms', 0):>9.0f}{l['p50_ms']:>9.0f}{l['p99_ms']:>9.0f}{l.get('tokens_per_request', 0):>9.2f}{l.get('empty_answers', 0):>7}{l['tpf']:>7.2f}{l['exact_match']:>7.1%}{same:>7}")
+        rows.append(f"{l['concurrency']:>3} {l['mode']:<22}{l['tokens_per_s']:>9.1f}{l['tokens_per_s_per_user']:>11.1f}{l.get('mean_ms', 0):>9.0f}{l['p50_ms']:>9.0f}{l['p99_ms']:>9.0f}{l.get('tokens_per_request', 0):>9.2f}{l.get('empty_answers', 0):>7}{l['tpf']:>7.2f}{l['exact_match']:>7.1%}{l.get('right_chars_per_s_per_user', 0):>11.1f}{same:>7}")
     rows.append(f"tokens/s per user: {report['crossover_per_user']['text']}")
     rows.append(f"total tokens/s:    {report['crossover_total']['text']}")
     if any(l["mode"] == DRAFTED for l in report["levels"]):
