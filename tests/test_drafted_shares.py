@@ -52,3 +52,12 @@ def test_command_names_the_line_that_is_not_json(tmp_path, capsys):
     path.write_text(json.dumps(ROWS[0]) + "\n{not json\n")
     assert main([str(path)]) == 2
     assert "answers.jsonl:2: not JSON" in capsys.readouterr().err
+
+
+def test_two_files_are_told_apart_even_with_the_same_suite(tmp_path, capsys):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps(dict(ROWS[0], suite="dev")) + "\n")
+    b.write_text(json.dumps(dict(ROWS[1], suite="dev")) + "\n")
+    assert main([str(a), str(b), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert sorted(out) == ["a.jsonl dev", "b.jsonl dev"] and out["b.jsonl dev"]["whole_line_by_source"]["workspace"]["answers"] == 1

@@ -63,8 +63,8 @@ def shares(rows: Iterable[dict]) -> dict:
 
 
 def read_rows(paths: list[Path]) -> dict[str, list[dict]]:
-    """Rows by group: a snapshot's suite, else the file's name. A line that is not a JSON
-    object is a ValueError naming its file and line."""
+    """Rows by group: the file's name, and a snapshot's suite (the suite alone when one
+    file is read). A line that is not a JSON object is a ValueError naming its file and line."""
     groups: dict[str, list[dict]] = {}
     for path in paths:
         for number, line in enumerate(path.read_text().splitlines(), 1):
@@ -78,7 +78,9 @@ def read_rows(paths: list[Path]) -> dict[str, list[dict]]:
                 raise ValueError(f"{path}:{number}: not a JSON object")
             if row.get("error"):
                 continue  # infill batch's line for a request it refused: no figures
-            groups.setdefault(str(row.get("suite") or path.name), []).append(row)
+            suite = row.get("suite")
+            name = path.name if not suite else str(suite) if len(paths) == 1 else f"{path.name} {suite}"
+            groups.setdefault(name, []).append(row)
     return groups
 
 
