@@ -51,7 +51,7 @@ def test_command_names_the_line_that_is_not_json(tmp_path, capsys):
     path = tmp_path / "answers.jsonl"
     path.write_text(json.dumps(ROWS[0]) + "\n{not json\n")
     assert main([str(path)]) == 2
-    assert "answers.jsonl:2: not JSON" in capsys.readouterr().err
+    assert "answers.jsonl:2: not a JSON line" in capsys.readouterr().err
 
 
 def test_two_files_are_told_apart_even_with_the_same_suite(tmp_path, capsys):

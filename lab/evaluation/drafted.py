@@ -30,7 +30,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 
 def shares(rows: Iterable[dict]) -> dict:
@@ -62,20 +62,27 @@ def shares(rows: Iterable[dict]) -> dict:
     }
 
 
+def json_lines(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSONL file; ValueError naming the
+    file and line where one is not a JSON object (the snapshot reader uses this too)."""
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{number}: not a JSON line ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}:{number}: not a JSON object")
+        yield number, row
+
+
 def read_rows(paths: list[Path]) -> dict[str, list[dict]]:
     """Rows by group: the file's name, and a snapshot's suite (the suite alone when one
     file is read). A line that is not a JSON object is a ValueError naming its file and line."""
     groups: dict[str, list[dict]] = {}
     for path in paths:
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}:{number}: not a JSON object")
+        for _, row in json_lines(path):
             if row.get("error"):
                 continue  # infill batch's line for a request it refused: no figures
             suite = row.get("suite")
@@ -102,7 +109,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         groups = read_rows(args.answers)
-    except (OSError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         print(f"lab.evaluation.drafted: {exc}", file=sys.stderr)
         return 2
     figures = {name: shares(rows) for name, rows in groups.items()}

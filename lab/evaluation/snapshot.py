@@ -34,7 +34,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator, Optional
 
-from lab.evaluation.drafted import shares
+from lab.evaluation.drafted import json_lines, shares
 from lab.progress import report_progress
 
 SUITES = ("dev", "humaneval")
@@ -125,20 +125,14 @@ class SnapshotError(Exception):
 
 
 def read_snapshot(path: Path) -> list[dict]:
+    rows, seen = [], set()
     try:
-        text = Path(path).read_text()
+        numbered = list(json_lines(path))
     except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError(f"cannot read {path}: {exc}") from None
-    rows, seen = [], set()
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SnapshotError(f"{path}:{n}: not a JSON line ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise SnapshotError(f"{path}:{n}: not a JSON object")
+    except ValueError as exc:
+        raise SnapshotError(str(exc)) from None
+    for n, row in numbered:
         missing = [k for k in REQUIRED_KEYS if k not in row]
         if missing:
             raise SnapshotError(f"{path}:{n}: not a snapshot line (missing {', '.join(missing)})")
