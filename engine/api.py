@@ -34,7 +34,8 @@ from engine.lookahead import Guess, guesses
 from engine.sampler import Denoising, Modes, Surroundings, WorkClock, run_to_end
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
-from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, MergedEncoding, OwnPromptLayout, ReusableContext, SamplerSettings, SeveralCanvases, SyntaxConstraint, WindowedConstraint
+from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, MergedEncoding, OwnPromptLayout, PackedPasses, ReusableContext, SamplerSettings, SeveralCanvases, SyntaxConstraint, WindowedConstraint
+from engine.batching import PACKED_MIN_ROWS
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
@@ -254,10 +255,11 @@ class InfillRun:
             self.run.advance(kept.clone(), replayed=True)  # the sampler may write into its logits
         return None
 
-    def guesses(self, ids: Sequence[int], width: int) -> list[Guess]:
-        """The canvases worth computing beside `ids` in its forward (engine/lookahead.py)."""
+    def guesses(self, ids: Sequence[int], width: int, grown: bool = False) -> list[Guess]:
+        """The canvases worth computing beside `ids` in its forward (engine/lookahead.py);
+        `grown`: the forward can take a canvas one block longer (a packed pass)."""
         drafts = self.drafts.tokens if self.drafts is not None else ()
-        return guesses(self.run, ids, self.previous, drafts, width)
+        return guesses(self.run, ids, self.previous, drafts, width, grown)
 
     def computed_ahead(self, drafted: Sequence[Guess], logits: torch.Tensor) -> None:
         """Keep the drafted canvases' logits (rows of the forward that computed the asked
@@ -586,6 +588,10 @@ class InfillJob:
         model = self.engine.model
         with self.work:
             drafted = self.drafted_canvases(canvas.tolist())
+            if any(len(ids) != len(canvas) for ids in drafted):  # a grown canvas: one packed pass over canvases of two lengths
+                outs = model.canvas_logits_many([self._context] * (1 + len(drafted)), [canvas] + [torch.tensor(ids, dtype=canvas.dtype, device=canvas.device) for ids in drafted])  # type: ignore[attr-defined]
+                self.computed_ahead(outs[1:])
+                return outs[0]
             rows = torch.stack([canvas] + [torch.tensor(ids, dtype=canvas.dtype, device=canvas.device) for ids in drafted])
             if self._pending is None:
                 logits = model.canvas_logits(self._context, rows)
@@ -603,7 +609,10 @@ class InfillJob:
         guesses of the next pass's canvas (engine/lookahead.py), `Engine.lookahead_width`
         at most. Their logits go to `computed_ahead`, in the same order."""
         assert self.run is not None, "prepare() first"
-        self._drafted = self.run.guesses(canvas, self.engine.lookahead_width)
+        # A grown canvas (one block longer) needs a packed pass: not the first, which encodes
+        # the context with (B, N) canvases, and only with a model that packs.
+        grown = self._pending is None and isinstance(self.engine.model, PackedPasses) and len(canvas) >= PACKED_MIN_ROWS
+        self._drafted = self.run.guesses(canvas, self.engine.lookahead_width, grown)
         return [list(g.canvas) for g in self._drafted]
 
     def computed_ahead(self, logits: list[torch.Tensor]) -> None:

@@ -11,6 +11,13 @@ sampler itself is untouched, so every middle is the one it writes without drafts
 bit (a row's logits do not depend on the rows beside it from 4 rows on, engine/batching.py);
 only the forwards spent change. A wrong draft costs its rows and nothing else.
 
+A guess that fills X's last masked position is a full canvas, which the sampler never
+reads: with no end written it grows the canvas by a block of masks first. That grown
+canvas is the guess then (`_grown`), one block longer than X, so it cannot share X's
+(B, N) batch: the pass runs as a packed one (`canvas_logits_many`, rows of several
+lengths, attention per canvas, as batching packs requests), not on the first pass (which
+encodes the context with (B, N) canvases).
+
 The drafts' sources, each counted in `InfillResult.drafted` (passes replayed, by source):
 - "copy": the copy rule's guess (engine/copying.py: the token that followed the last 2-4
   tokens where they occur in the prefix or suffix), chained;
@@ -87,12 +94,23 @@ def _model_tokens(run: "Denoising", previous: Optional[torch.Tensor], p: int, co
     return [int(t) for t in row.topk(min(count, row.shape[0])).indices.tolist()]
 
 
-def guesses(run: "Denoising", ids: Sequence[int], previous: Optional[torch.Tensor], drafts: Sequence[Sequence[int]], width: int) -> list[Guess]:
+def _grown(run: "Denoising", canvas: tuple[int, ...]) -> Optional[tuple[int, ...]]:
+    """The canvas the next pass reads after a pass that fills `canvas`'s last masked
+    position with no end: the same ids and the next block of masks (sampler.grow), or
+    None where the sampler would stop instead (an end written, max_tokens reached)."""
+    tok = run.canvas.tok
+    if tok.eom_id in canvas or len(canvas) >= run.max_tokens:
+        return None
+    return canvas + (tok.mask_id,) * min(run.settings.block_size, run.max_tokens - len(canvas))
+
+
+def guesses(run: "Denoising", ids: Sequence[int], previous: Optional[torch.Tensor], drafts: Sequence[Sequence[int]], width: int, grown: bool = False) -> list[Guess]:
     """Up to `width` canvases the pass after the one over `ids` may read: `ids` with its
     first masked position (and the next ones) filled by each source's guesses, one
-    canvas per prefix of a guess chain. Never a canvas without a masked position left (a
-    full canvas grows: the next pass reads another size). `previous`: the logits of the
-    pass that produced `ids`, None on the first."""
+    canvas per prefix of a guess chain. A guess that fills the last masked position is
+    the grown canvas the sampler reads next (`_grown`: one block longer, so only where
+    the forward can take canvases of several lengths, `grown`); without it, never a full
+    canvas. `previous`: the logits of the pass that produced `ids`, None on the first."""
     tok = run.canvas.tok
     if width <= 0 or tok.mask_id not in ids:
         return []
@@ -119,8 +137,10 @@ def guesses(run: "Denoising", ids: Sequence[int], previous: Optional[torch.Tenso
                     ok = False
                     break
                 canvas[position] = token
-            key = tuple(canvas)
-            if ok and tok.mask_id in key and key not in seen:
+            key: Optional[tuple[int, ...]] = tuple(canvas)
+            if ok and tok.mask_id not in key:  # type: ignore[operator]
+                key = _grown(run, key) if grown else None  # type: ignore[arg-type]
+            if ok and key is not None and key not in seen:
                 seen.add(key)
                 out.append(Guess(key, source, depth))
     return out

@@ -267,11 +267,11 @@ class EncodedContext:
     # Suffix keys rotated for one particular suffix start position, reused across passes.
     _rotated_for: int = -1
     _rotated: Optional[list[torch.Tensor]] = None
-    # Per layer, [rotated suffix | prefix | canvas slot] keys and values for one canvas
-    # size, and views of their canvas rows, so a batched pass copies only the canvas rows
-    # in (canvas_logits_many).
-    _slots_for: int = -1
-    _slots: Optional[list["CanvasSlot"]] = None
+    # Per canvas size, per layer, [rotated suffix | prefix | canvas slot] keys and values,
+    # and views of their canvas rows, so a batched pass copies only the canvas rows in
+    # (canvas_logits_many). Two sizes at most: a pass with a grown canvas drafted beside it
+    # (engine/lookahead.py) reads this size and the next.
+    _slots: Optional[dict[int, list["CanvasSlot"]]] = None
 
     @property
     def prefix_len(self) -> int:
@@ -288,7 +288,7 @@ class EncodedContext:
 
     def release_scratch(self) -> None:
         """Drop the buffers a batched pass built (`_slots`), once no pass needs them."""
-        self._slots_for, self._slots = -1, None
+        self._slots = None
 
 
 def _kept_prefix(reuse: Optional["EncodedContext"], prefix_ids: list[int]) -> int:
@@ -686,13 +686,17 @@ class InfillTransformer(nn.Module):
         """Per layer, keys and values laid out as canvas_logits concatenates them, [suffix
         rotated to P+n | prefix | n canvas rows], built once per canvas size: each pass
         then writes only its n canvas rows in place of concatenating the whole context."""
-        if cache._slots_for != n or cache._slots is None:
+        if cache._slots is None:
+            cache._slots = {}
+        if n not in cache._slots:
             suffix_keys = self._rotated_suffix_keys(cache, cache.prefix_len + n)
-            cache._slots = []
+            slots = []
             for layer, sk in zip(cache.layers, suffix_keys):
                 canvas = layer.prefix_k.new_zeros(1, layer.prefix_k.shape[1], n, layer.prefix_k.shape[3])
                 keys, values = torch.cat([sk, layer.prefix_k, canvas], dim=2), torch.cat([layer.suffix_v, layer.prefix_v, canvas], dim=2)
                 start = keys.shape[2] - n  # not [-n:]: an empty canvas must give empty views
-                cache._slots.append(CanvasSlot(keys, values, keys[:, :, start:], values[:, :, start:]))
-            cache._slots_for = n
-        return cache._slots
+                slots.append(CanvasSlot(keys, values, keys[:, :, start:], values[:, :, start:]))
+            while len(cache._slots) >= 2:  # the oldest size goes: a canvas grows, or a new candidate starts small
+                del cache._slots[next(iter(cache._slots))]
+            cache._slots[n] = slots
+        return cache._slots[n]

@@ -104,7 +104,7 @@ def test_guesses_never_leave_a_canvas_without_a_mask_nor_repeat_one(eng) -> None
     logits = torch.zeros(len(ids), tok.vocab_size)
     logits[3, tok.encode(" q")[0]] = 5.0
     found = guesses(run, ids, logits, (tuple(ids[:3]) + (tok.encode(" z")[0], tok.eom_id),), width=4)
-    assert found == []  # filling the last mask would grow the canvas: another size, not batchable
+    assert found == []  # filling the last mask grows the canvas: another size, only for a packed pass (grown=True)
     ids = ids + [tok.mask_id]
     logits = torch.zeros(len(ids), tok.vocab_size)
     logits[3, tok.encode(" q")[0]] = 5.0
@@ -113,6 +113,58 @@ def test_guesses_never_leave_a_canvas_without_a_mask_nor_repeat_one(eng) -> None
     assert len(canvases) == len(set(canvases)) and all(tok.mask_id in c for c in canvases)
     assert {g.source for g in found} >= {"workspace", "model"}
     assert tuple(ids) not in canvases
+
+
+def test_a_guess_that_fills_the_last_mask_is_the_grown_canvas(eng) -> None:
+    """Where the forward can take canvases of two lengths (grown=True), a guess filling the
+    last masked position is the canvas the sampler reads next: one block of masks longer
+    (sampler.grow); none where the sampler stops instead (max_tokens reached)."""
+    tok = eng.tokenizer
+    run = _run_state(eng, "", tok.encode("a b c d e f g h a b c d e f g h a b"))
+    ids = list(tok.encode(" c d e f")[:3]) + [tok.mask_id]
+    logits = torch.zeros(len(ids), tok.vocab_size)
+    logits[3, tok.encode(" q")[0]] = 5.0
+    workspace = (tuple(ids[:3]) + (tok.encode(" z")[0], tok.eom_id),)
+    found = guesses(run, ids, logits, workspace, width=4, grown=True)
+    block = run.settings.block_size
+    assert {g.source for g in found} >= {"workspace", "model"}
+    for g in found:
+        assert len(g.canvas) == len(ids) + block and g.depth == 1
+        assert g.canvas[:3] == tuple(ids[:3]) and g.canvas[3] != tok.mask_id and g.canvas[4:] == (tok.mask_id,) * block
+    assert tok.encode(" q")[0] in {g.canvas[3] for g in found} and tok.encode(" z")[0] in {g.canvas[3] for g in found}
+    at_most_four = Denoising.begin(tok, SamplerSettings(max_tokens=4), Surroundings("", "", None, tok.encode("a b c d e f g h a b c d e f g h a b"), ()), 0.0, 0)
+    assert guesses(at_most_four, ids, logits, workspace, width=4, grown=True) == []  # a full canvas at max_tokens stops
+
+
+# Middles longer than one block (8), written a token a pass: the canvas grows.
+GROWING = [
+    ("def fib(n):\n    if n < 2:\n        return n\n    ", "\n"),
+    ("    def __repr__(self):\n        ", "\n"),
+    ("def area(radius):\n    ", "\n"),
+]
+
+
+def test_grown_canvases_drafted_change_no_middle_and_save_forwards(eng, monkeypatch) -> None:
+    """Solo requests whose middles outgrow the first block: with grown canvases drafted
+    (packed passes over two canvas lengths), the same middles in fewer forwards."""
+    import engine.lookahead
+
+    def run_all() -> list:
+        eng.lookahead_width = 3
+        out = []
+        for prefix, suffix in GROWING:
+            eng.forget_context()
+            out.append(eng.infill(prefix, suffix, language="python"))
+        return out
+
+    with_grown = run_all()
+    monkeypatch.setattr(engine.lookahead, "_grown", lambda run, canvas: None)
+    without = run_all()
+    assert all(r.tokens > 8 for r in without[:2])  # middles that outgrow the first block of 8
+    assert [r.middle for r in with_grown] == [r.middle for r in without]
+    assert [r.written for r in with_grown] == [r.written for r in without]
+    assert all(g.forwards <= w.forwards for g, w in zip(with_grown, without))
+    assert sum(g.forwards for g in with_grown) < sum(w.forwards for w in without)
 
 
 def test_every_pass_is_a_forward_a_candidate_replay_or_a_drafted_one(eng, monkeypatch) -> None:
