@@ -137,9 +137,8 @@ def guesses(run: "Denoising", ids: Sequence[int], previous: Optional[torch.Tenso
                     ok = False
                     break
                 canvas[position] = token
-            key: Optional[tuple[int, ...]] = tuple(canvas)
-            if ok and tok.mask_id not in key:  # type: ignore[operator]
-                key = _grown(run, key) if grown else None  # type: ignore[arg-type]
+            filled = tuple(canvas)
+            key = filled if tok.mask_id in filled else _grown(run, filled) if grown else None
             if ok and key is not None and key not in seen:
                 seen.add(key)
                 out.append(Guess(key, source, depth))
