@@ -58,6 +58,34 @@ def test_cluster_options_follow_the_command_line() -> None:
 
 
 @pytest.mark.slow
+def test_the_proxy_port_is_chosen_where_ray_takes_none(monkeypatch) -> None:
+    """Ray's processes bind OS-assigned ports and its worker range while it starts, after
+    the proxy's port is chosen: that port must lie outside both (one was once taken in
+    between), be free when chosen, and a taken candidate is passed over."""
+    import random
+    import socket
+
+    from infill_lsp.live import cluster
+
+    monkeypatch.setattr(cluster, "ephemeral_range", lambda: (32768, 60999))
+    ports = [cluster.free_port("127.0.0.1", random.Random(seed)) for seed in range(40)]
+    for port in ports:
+        assert not 32768 <= port <= 60999 and not cluster.RAY_WORKER_PORTS[0] <= port <= cluster.RAY_WORKER_PORTS[1]
+        assert 1024 <= port <= 65535
+    first = cluster.free_port("127.0.0.1", random.Random(7))
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", first))  # the first candidate of seed 7 is taken now
+        second = cluster.free_port("127.0.0.1", random.Random(7))
+    assert second != first
+    assert cluster._outside([(32768, 60999), (10002, 19999)], 1024, 65535) == [(1024, 10001), (20000, 32767), (61000, 65535)]
+    # nothing outside the ranges at all: the OS's own choice, rather than no port
+    monkeypatch.setattr(cluster, "ephemeral_range", lambda: (1024, 65535))
+    assert cluster._outside([(1024, 65535), cluster.RAY_WORKER_PORTS], 1024, 65535) == []
+    port = cluster.free_port("127.0.0.1", random.Random(1))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", port))  # free when handed out
+
+
 def test_two_ray_serve_replicas_behind_one_address(tiny_model_dir: Path) -> None:
     pytest.importorskip("ray.serve", reason="the cluster extra (ray[serve]) is part of the test install")
 

@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import logging
 import math
+import random
 import secrets
 import socket
 import sys
@@ -130,9 +131,48 @@ class InfillReplica:
         return build_app(hub)
 
 
-def free_port(host: str) -> int:
-    """A port free on `host` now (Ray Serve's proxy needs a number, not 0)."""
+# Ray's own processes bind ports the OS hands out (its ephemeral range) and its workers'
+# ports (10002-19999 by default) while `ray.init` and `serve.start` run, after the proxy's
+# port is chosen and before the proxy binds it. A port the OS handed out was once taken by
+# one of them in between ("Failed to bind to address '127.0.0.1:44227'": Errno 98), so the
+# proxy's port is chosen where neither range reaches.
+RAY_WORKER_PORTS = (10002, 19999)
+PROXY_PORT_TRIES = 64
+
+
+def ephemeral_range() -> tuple[int, int]:
+    """The OS's range for ports it assigns itself (Linux's file; its default elsewhere)."""
+    try:
+        low, high = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def _outside(taken: list[tuple[int, int]], low: int, high: int) -> list[tuple[int, int]]:
+    """The spans of low..high that no (first, last) range of `taken` covers."""
+    spans = [(low, high)]
+    for first, last in taken:
+        spans = [piece for a, b in spans for piece in ((a, min(b, first - 1)), (max(a, last + 1), b)) if piece[0] <= piece[1]]
+    return spans
+
+
+def free_port(host: str, rng: Optional[random.Random] = None) -> int:
+    """A port free on `host` now (Ray Serve's proxy needs a number, not 0), outside the
+    ranges Ray's processes take ports from while it starts; an OS-assigned one if none of
+    PROXY_PORT_TRIES candidates there is free."""
+    rng = rng or random.SystemRandom()
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    spans = _outside([ephemeral_range(), RAY_WORKER_PORTS], 1024, 65535)
+    for _ in range(PROXY_PORT_TRIES if spans else 0):
+        a, b = rng.choice(spans)
+        port = rng.randint(a, b)
+        with socket.socket(family) as probe:
+            try:
+                probe.bind((host, port))
+            except OSError:
+                continue
+            return port
     with socket.socket(family) as probe:
         probe.bind((host, 0))
         return int(probe.getsockname()[1])
