@@ -90,6 +90,17 @@ WASTE_BOUND = 12
 # with one pass of its own, 3 and 4 from more (docs/sampler.md).
 LAST_RESORT_PASSES = 1
 
+# A line that must open a block (the next line of code is indented deeper than anything
+# before it opened: grammars/python_check.opens_block) gets, after a refused first
+# candidate, one that starts with a block header's keyword: the one the first pass
+# scores highest at the line's first word (InfillRun._header_seed). The model alone
+# writes a plain statement there (`balance = 0` above an indented `return True`), which
+# the final check refuses (docs/sampler.md, "A line that must open a block").
+# A keyword is scored only where a header it starts (`HEADER_WORDS[word]`) would pass the
+# final check there: no `else` without its `if`, no `try` without its `except`.
+HEADER_WORDS = {"if": " x:", "for": " x in x:", "while": " x:", "with": " x:", "try": ":", "elif": " x:", "else": ":",
+                "except": ":", "finally": ":", "def": " x():", "class": " x:"}
+
 
 def lookahead_width(device: str = "cpu") -> int:
     """The INFILL_LOOKAHEAD_WIDTH environment variable (0 turns drafted canvases off), else
@@ -165,6 +176,7 @@ class _Request:
     work: Optional[WorkClock] = None  # the request's own work, what its deadline counts (sampler.WorkClock)
     line_end: bool = False  # inside a docstring being written: the middle is its first line (Modes.end_at_line_end)
     no_code_fits: bool = False  # the final check refuses any middle starting with code here (an over-indented line): answered with no pass
+    opener: Optional[str] = None  # the cursor's line must open a block (Python): the indentation a header there writes first ("" when typed), else None
 
 
 class InfillRun:
@@ -191,6 +203,9 @@ class InfillRun:
         free = (cfg.replace(constrained=False), modes)
         plan = [(cfg, modes), last_resort, free]
         self.schedule: list[tuple[SamplerSettings, Modes]] = plan[:1] if request.constraint is None else plan[: max(1, cfg.candidates)]
+        if request.opener is not None and len(self.schedule) > 1:
+            self.schedule.insert(1, (cfg, replace(modes, header=True)))
+        self.first_logits: Optional[torch.Tensor] = None  # the request's first pass (all masks): what the header candidate's keyword is chosen on
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
@@ -226,10 +241,40 @@ class InfillRun:
         request, (settings, modes) = self.request, self.schedule[self.attempt]
         self.attempt += 1
         run = Denoising.begin(self.engine.tokenizer, settings, request.around, request.start, forwards, modes, first_width=self.drafts.width if self.drafts else 0)
+        if modes.header:
+            seed = self._header_seed(run.canvas.size)
+            if seed is None and self.attempt < len(self.schedule):
+                return self._begin(forwards, passes_before, written)  # no keyword to start from: the next candidate
+            for position, token in enumerate(seed or ()):
+                run.canvas.commit(position, token)
         run.step, run.written = passes_before, written
         run.work = request.work
         self.began_at = forwards  # the request's forwards when this candidate began (LAST_RESORT_PASSES)
         return run
+
+    def _header_seed(self, width: int) -> Optional[list[int]]:
+        """The tokens a block header on the cursor's line starts with (its indentation still
+        to write, then a keyword of HEADER_WORDS): the keyword whose tokens the request's
+        first pass (all positions masked) gives the highest log-probability there. None
+        without that pass or when no keyword fits the canvas."""
+        request, tok, logits = self.request, self.engine.tokenizer, self.first_logits
+        if logits is None or request.opener is None:
+            return None
+        lead = ("" if request.healing.word else request.healing.removed) + request.opener
+        prefix, suffix = request.healing.user_prefix(request.around.prefix), request.around.suffix
+        end = "\n" if suffix.split("\n", 1)[0].strip() else ""  # a line of its own before the suffix's code
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        best: Optional[tuple[float, list[int]]] = None
+        for word, rest in HEADER_WORDS.items():
+            ids = tok.encode(lead + word)
+            if not ids or len(ids) >= min(width, logp.shape[0]) or tok.decode(ids) != lead + word:
+                continue
+            if request.constraint is not None and not request.constraint.accept_final(prefix, request.opener + word + rest + end, suffix):
+                continue
+            score = sum(float(logp[i, t]) for i, t in enumerate(ids))
+            if best is None or score > best[0]:
+                best = (score, ids)
+        return None if best is None else best[1]
 
     def canvas_ids(self) -> Optional[list[int]]:
         """The canvas of the next forward pass, or None once the request is answered. A
@@ -370,6 +415,8 @@ class InfillRun:
         healed cursor the streamed canvas is shown from the user's cursor. The first pass
         judges the workspace's drafts; a kept one is what the pass writes."""
         draft = self._judge_drafts(logits) if self.drafts is not None and self.verification is None else None
+        if self.first_logits is None and self.request.opener is not None:
+            self.first_logits = logits.detach().clone()
         self._keep(logits)
         self.previous = logits
         step = self.run.advance(logits) if draft is None else self.run.adopt(*draft)
@@ -565,11 +612,13 @@ class InfillJob:
             # suggestion is the rest of the line.
             line_end = cfg.constrained and self.constraint.in_string(user_prefix, self.suffix)
         no_code_fits = self.constraint is not None and bool(getattr(self.constraint, "no_code_fits", None)) and self.constraint.no_code_fits(user_prefix, self.suffix)
+        opens = getattr(self.constraint, "opens_block", None) if cfg.constrained and not line_end and not no_code_fits else None
+        opener = opens(user_prefix, self.suffix) if opens is not None else None
         copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
         # A healed request's partial checks judge the text the user gets (HealedConstraint).
         checks = self.healing.judging(self.constraint) if self.constraint is not None else None
         around = Surroundings(self.prefix, self.suffix, checks, engine.copy_source(self.prefix, prefix_ids, cfg), copy_suffix, self.healing.first_text)
-        request = _Request(around, self.constraint, self.healing, self.cancel, start, self.work, line_end, no_code_fits)
+        request = _Request(around, self.constraint, self.healing, self.cancel, start, self.work, line_end, no_code_fits, opener)
         found = candidates(engine.tokenizer, self.drafts, self.healing.removed, cfg.block_size, cfg.max_tokens) if self.drafts else None
         # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
         self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0, drafts=found)

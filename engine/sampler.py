@@ -353,6 +353,7 @@ class Modes:
     end_when_valid: bool = False  # the last resort: end at the first complete, valid middle (engine/ending.py, `valid`)
     end_at_line_end: bool = False  # inside a docstring: the middle is its first line (ending.py, `newline`, `first_line`)
     close_on_veto: bool = False  # a pass whose every token is refused closes the middle once one was forced (rule 5)
+    header: bool = False  # the candidate's canvas starts with a block header's keyword (engine/api.py, InfillRun._header_seed)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import tree_sitter as ts
 
 from . import polish as polish_mod
 from .early_errors import EarlyError, early_errors
-from .python_check import adds_python_error, over_indented
+from .python_check import adds_python_error, opens_block, over_indented
 from .splice import added_errors, splice_error_balance, stands_on_its_own
 from .region import clean_block
 from .registry import LanguageSpec
@@ -394,6 +394,12 @@ class TreeSitterConstraint:
         the model writes: in Python, a cursor line indented where no statement may start
         (python_check.over_indented). Asked once per request, before any pass."""
         return self.spec.name == "python" and over_indented(prefix, suffix)
+
+    def opens_block(self, prefix: str, suffix: str) -> Optional[str]:
+        """Where the cursor's line must be a block header: the indentation the header starts
+        with ("" when typed already), else None (python_check.opens_block; Python only).
+        Asked once per request, before any pass."""
+        return opens_block(prefix, suffix) if self.spec.name == "python" else None
 
     def new_errors(self, prefix: str, middle: str, suffix: str) -> int:
         """Errors the splice adds in the region it touches, less those it removes.

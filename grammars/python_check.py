@@ -174,6 +174,47 @@ def over_indented(prefix: str, suffix: str) -> bool:
     return blank is None or blank.line + (blank.line >= cursor) > error.line
 
 
+def opens_block(prefix: str, suffix: str) -> Optional[str]:
+    """Where the cursor's line must open a block: the indentation a block header there
+    starts with ("" when the user typed it already), else None. So when the next line of
+    code is indented deeper than anything before it opened: with the line made `pass`,
+    CPython finds an `unexpected indent` on that next line, and with it made `if 1:` none
+    up to there. With the cursor at a line's start the line is taken at the previous code
+    line's indentation. Only blank lines: with code typed on the line the model's text
+    goes on from it. The engine then tries a candidate that writes a header (engine/api.py,
+    `_header_seed`): the model alone writes a plain statement there (`balance = 0` above
+    an indented `return True`), which the final check refuses, and answers nothing."""
+    line_start = prefix.rfind("\n") + 1
+    typed = prefix[line_start:]
+    if typed.strip(" \t"):
+        return None
+    newline = suffix.find("\n")
+    rest = suffix if newline == -1 else suffix[:newline]
+    if typed and rest.strip():
+        return None  # text after the cursor on its line
+    before, after = _trim(prefix[:line_start], suffix)
+    end = "\n" if not typed and rest.strip() else ""  # at a line's start before code: the middle is a line of its own
+    if typed:
+        indent, write = typed, ""
+    else:
+        previous = next((line for line in reversed(before.split("\n")) if _is_code(line)), None)
+        if previous is None:
+            return None
+        indent = write = previous[: len(previous) - len(previous.lstrip(" \t"))]
+    before = _block_headers(before + indent, after) + before
+    cursor = before.count("\n")  # 0-based line of the cursor
+    text = before + indent + "pass" + end + after
+    lines = text.split("\n")
+    next_code = next((i + 1 for i in range(cursor + 1, len(lines)) if _is_code(lines[i])), None)
+    plain = first_error(text)
+    if next_code is None or plain is None or plain.line != next_code or "unexpected indent" not in plain.message:
+        return None
+    opened = first_error(before + indent + "if 1:" + end + after)
+    if opened is not None and opened.line <= next_code:
+        return None
+    return write
+
+
 def _bracket_line(prefix: str) -> int:
     """The line (0-based) of the outermost bracket open at the cursor, or the cursor's line.
     CPython reports an error in a bracketed expression at the line it starts on, above the

@@ -160,3 +160,30 @@ def test_a_line_indented_where_no_code_may_start_is_found(prefix, suffix, expect
     # Where it says so, the final check indeed refuses code on that line.
     if expected:
         assert not grammars.constraint_for("python").accept_final(prefix, "pass", suffix)
+
+
+@pytest.mark.parametrize(
+    "prefix, suffix, expected",
+    [
+        # after the indentation, the next line deeper than anything opened: a header, typed indentation
+        ("def f(xs):\n    s = 0\n    ", "\n        s += 1\n    return s\n", ""),
+        # at a line's start before that deeper line: the header takes the previous line's indentation
+        ("def f(xs):\n    s = 0\n", "        s += 1\n    return s\n", "    "),
+        ("def f(xs):\n    s = 0\n    ", "\n    return s\n", None),  # the next line at the same level: any statement
+        ("def f(xs):\n    if xs:\n        ", "\n        return 1\n", None),  # the block is open already
+        ("def f(xs):\n    y = g(\n        ", "\n            1)\n", None),  # inside brackets indentation is free
+        ('def f():\n    """Doc.\n    ', "\n        more\n    \"\"\"\n", None),  # inside a string
+        ("def f(xs):\n    s = 0\n    for", "\n        s += 1\n", None),  # code typed: the model goes on from it
+        ("def f(xs):\n    s = 0\n    ", "x\n        s += 1\n", None),  # text after the cursor on its line
+    ],
+)
+def test_a_line_that_must_open_a_block_is_found(prefix, suffix, expected):
+    from grammars.python_check import opens_block
+
+    assert opens_block(prefix, suffix) == expected
+    check = grammars.constraint_for("python")
+    assert check.opens_block(prefix, suffix) == expected
+    if expected is not None:  # a plain statement is refused there, a header passes
+        end = "\n" if suffix.split("\n", 1)[0].strip() else ""
+        assert not check.accept_final(prefix, expected + "pass" + end, suffix)
+        assert check.accept_final(prefix, expected + "for x in xs:" + end, suffix)

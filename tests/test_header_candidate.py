@@ -1,0 +1,71 @@
+"""A line that must open a block (grammars/python_check.opens_block) gets a candidate that
+starts with a block header's keyword after a refused first one (engine/api.py,
+InfillRun._header_seed). Run on the embedded model: without that candidate it writes a
+plain statement on these lines, which the final check refuses, and answers nothing."""
+from __future__ import annotations
+
+import pytest
+
+import engine.api
+import grammars
+
+# The cursor after the indentation of a line whose next line is deeper than anything
+# before it opened (the shapes of loops and conditions left out of short functions).
+MUST_OPEN = [
+    ("def below_zero(operations):\n    balance = 0\n    for op in operations:\n        balance += op\n        ", "\n            return True\n    return False\n"),
+    ("def total(xs):\n    s = 0\n    ", "\n        s += x\n    return s\n"),
+    ("def first_negative(values):\n    ", "\n        if value < 0:\n            return value\n    return None\n"),
+]
+
+
+@pytest.fixture(scope="module")
+def eng():
+    return engine.api.load(None)
+
+
+def _infill(eng, prefix: str, suffix: str, **settings):
+    eng.forget_context()
+    return eng.infill(prefix, suffix, language="python", **settings)
+
+
+@pytest.mark.parametrize("prefix, suffix", MUST_OPEN)
+def test_a_line_that_must_open_a_block_is_answered_with_a_header(eng, monkeypatch, prefix, suffix) -> None:
+    result = _infill(eng, prefix, suffix)
+    first_word = result.middle.split(" ")[0].rstrip(":")
+    assert first_word in engine.api.HEADER_WORDS, result.middle
+    assert result.middle.rstrip().endswith(":")
+    assert grammars.constraint_for("python").accept_final(prefix, result.middle, suffix)
+    assert result.forwards - result.tokens <= engine.api.WASTE_BOUND
+    # Without the header candidate the model's own candidates are refused: nothing.
+    monkeypatch.setattr(engine.api, "HEADER_WORDS", {})
+    assert _infill(eng, prefix, suffix).middle == ""
+
+
+def test_the_keyword_is_one_whose_header_can_stand_there(eng, monkeypatch) -> None:
+    """Only keywords whose header would pass the final check are scored: no `try` without
+    an `except` after its block, no `else` without its `if`."""
+    prefix, suffix = MUST_OPEN[1]
+    seeds = []
+    seed = engine.api.InfillRun._header_seed
+    monkeypatch.setattr(engine.api.InfillRun, "_header_seed", lambda self, width: seeds.append(seed(self, width)) or seeds[-1])
+    monkeypatch.setattr(engine.api, "HEADER_WORDS", {"try": ":", "else": ":", "for": " x in x:"})
+    result = _infill(eng, prefix, suffix)
+    tok = eng.tokenizer
+    assert len(seeds) == 1 and tok.decode(seeds[0]).strip() == "for"
+    assert result.middle.startswith("for ")
+    monkeypatch.setattr(engine.api, "HEADER_WORDS", {"try": ":", "else": ":"})
+    seeds.clear()
+    assert not _infill(eng, prefix, suffix).middle.startswith(("try", "else"))
+    assert seeds == [None]  # neither could stand: no header candidate
+
+
+def test_other_lines_and_one_candidate_get_no_header(eng, monkeypatch) -> None:
+    def refuse(self, width):
+        raise AssertionError("no header candidate here")
+
+    monkeypatch.setattr(engine.api.InfillRun, "_header_seed", refuse)
+    _infill(eng, "def total(xs):\n    s = 0\n    ", "\n    return s\n")  # the next line at the same level
+    _infill(eng, "def total(xs):\n    s = 0\n    for x in xs:\n        ", "\n    return s\n")  # a block's body
+    prefix, suffix = MUST_OPEN[1]
+    assert _infill(eng, prefix, suffix, candidates=1).candidates_tried == 1  # the client asked for one candidate
+    assert _infill(eng, prefix, suffix, constrained=False).candidates_tried == 1
