@@ -204,7 +204,7 @@ class InfillRun:
         plan = [(cfg, modes), last_resort, free]
         self.schedule: list[tuple[SamplerSettings, Modes]] = plan[:1] if request.constraint is None else plan[: max(1, cfg.candidates)]
         if request.opener is not None and len(self.schedule) > 1:
-            self.schedule.insert(1, (cfg, replace(modes, header=True)))
+            self.schedule.insert(2, (cfg, replace(modes, header=True)))  # after the last resort: a valid line it finds stands
         self.first_logits: Optional[torch.Tensor] = None  # the request's first pass (all masks): what the header candidate's keyword is chosen on
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
