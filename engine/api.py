@@ -205,7 +205,7 @@ class InfillRun:
         self.schedule: list[tuple[SamplerSettings, Modes]] = plan[:1] if request.constraint is None else plan[: max(1, cfg.candidates)]
         if request.opener is not None and len(self.schedule) > 1:
             self.schedule.insert(2, (cfg, replace(modes, header=True)))  # after the last resort: a valid line it finds stands
-        self.first_logits: Optional[torch.Tensor] = None  # the request's first pass (all masks): what the header candidate's keyword is chosen on
+        self.header: list[int] = []  # the header candidate's first tokens, chosen after the first pass (`_header_seed`)
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
@@ -241,24 +241,31 @@ class InfillRun:
         request, (settings, modes) = self.request, self.schedule[self.attempt]
         self.attempt += 1
         run = Denoising.begin(self.engine.tokenizer, settings, request.around, request.start, forwards, modes, first_width=self.drafts.width if self.drafts else 0)
-        if modes.header:
-            seed = self._header_seed(run.canvas.size)
-            if seed is None and self.attempt < len(self.schedule):
-                return self._begin(forwards, passes_before, written)  # no keyword to start from: the next candidate
-            for position, token in enumerate(seed or ()):
-                run.canvas.commit(position, token)
+        for position, token in enumerate(self.header if modes.header else ()):
+            run.canvas.commit(position, token)
         run.step, run.written = passes_before, written
         run.work = request.work
         self.began_at = forwards  # the request's forwards when this candidate began (LAST_RESORT_PASSES)
         return run
 
-    def _header_seed(self, width: int) -> Optional[list[int]]:
+    def _plan_header(self, logits: torch.Tensor) -> None:
+        """After the request's first pass: the header candidate's first tokens, or no header
+        candidate (none fits, or a workspace draft the final check accepts is there to be
+        shown when the model's candidates give nothing, `_draft_fallback`: it goes first)."""
+        seed = self._header_seed(logits) if self._draft_fallback() is None else None
+        if seed:
+            self.header = seed
+        else:
+            self.schedule = [entry for entry in self.schedule if not entry[1].header]
+
+    def _header_seed(self, logits: torch.Tensor) -> Optional[list[int]]:
         """The tokens a block header on the cursor's line starts with (its indentation still
         to write, then a keyword of HEADER_WORDS): the keyword whose tokens the request's
-        first pass (all positions masked) gives the highest log-probability there. None
-        without that pass or when no keyword fits the canvas."""
-        request, tok, logits = self.request, self.engine.tokenizer, self.first_logits
-        if logits is None or request.opener is None:
+        first pass (`logits`, all positions masked) gives the highest log-probability there,
+        among those whose header would pass the final check. None when none does."""
+        request, tok = self.request, self.engine.tokenizer
+        width = logits.shape[0]
+        if request.opener is None:
             return None
         lead = ("" if request.healing.word else request.healing.removed) + request.opener
         prefix, suffix = request.healing.user_prefix(request.around.prefix), request.around.suffix
@@ -267,7 +274,7 @@ class InfillRun:
         best: Optional[tuple[float, list[int]]] = None
         for word, rest in HEADER_WORDS.items():
             ids = tok.encode(lead + word)
-            if not ids or len(ids) >= min(width, logp.shape[0]) or tok.decode(ids) != lead + word:
+            if not ids or len(ids) >= width or tok.decode(ids) != lead + word:
                 continue
             if request.constraint is not None and not request.constraint.accept_final(prefix, request.opener + word + rest + end, suffix):
                 continue
@@ -415,8 +422,8 @@ class InfillRun:
         healed cursor the streamed canvas is shown from the user's cursor. The first pass
         judges the workspace's drafts; a kept one is what the pass writes."""
         draft = self._judge_drafts(logits) if self.drafts is not None and self.verification is None else None
-        if self.first_logits is None and self.request.opener is not None:
-            self.first_logits = logits.detach().clone()
+        if self.run.step == 0 and self.attempt == 1 and any(modes.header for _, modes in self.schedule):
+            self._plan_header(logits)
         self._keep(logits)
         self.previous = logits
         step = self.run.advance(logits) if draft is None else self.run.adopt(*draft)

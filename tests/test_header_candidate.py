@@ -47,7 +47,7 @@ def test_the_keyword_is_one_whose_header_can_stand_there(eng, monkeypatch) -> No
     prefix, suffix = MUST_OPEN[1]
     seeds = []
     seed = engine.api.InfillRun._header_seed
-    monkeypatch.setattr(engine.api.InfillRun, "_header_seed", lambda self, width: seeds.append(seed(self, width)) or seeds[-1])
+    monkeypatch.setattr(engine.api.InfillRun, "_header_seed", lambda self, logits: seeds.append(seed(self, logits)) or seeds[-1])
     monkeypatch.setattr(engine.api, "HEADER_WORDS", {"try": ":", "else": ":", "for": " x in x:"})
     result = _infill(eng, prefix, suffix)
     tok = eng.tokenizer
@@ -60,7 +60,7 @@ def test_the_keyword_is_one_whose_header_can_stand_there(eng, monkeypatch) -> No
 
 
 def test_other_lines_and_one_candidate_get_no_header(eng, monkeypatch) -> None:
-    def refuse(self, width):
+    def refuse(self, logits):
         raise AssertionError("no header candidate here")
 
     monkeypatch.setattr(engine.api.InfillRun, "_header_seed", refuse)
@@ -69,3 +69,13 @@ def test_other_lines_and_one_candidate_get_no_header(eng, monkeypatch) -> None:
     prefix, suffix = MUST_OPEN[1]
     assert _infill(eng, prefix, suffix, candidates=1).candidates_tried == 1  # the client asked for one candidate
     assert _infill(eng, prefix, suffix, constrained=False).candidates_tried == 1
+
+
+def test_a_workspace_draft_to_show_goes_before_the_header(eng, monkeypatch) -> None:
+    """Where the model's candidates give nothing, a workspace draft the final check accepts
+    is shown (`_draft_fallback`): with one there, no header candidate is tried."""
+    prefix, suffix = MUST_OPEN[1]
+    monkeypatch.setattr(engine.api.InfillRun, "_draft_fallback", lambda self: "for x in xs:")
+    result = _infill(eng, prefix, suffix)
+    assert result.middle == "for x in xs:"
+    assert result.candidates_tried == 2  # the model's first candidate and the last resort, no header
