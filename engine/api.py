@@ -29,6 +29,7 @@ from engine.workspace.retrieve import Draft, WorkspaceContext
 from engine.context_cache import ContextCache
 from engine.context_window import ContextWindow, context_window, prefix_tail
 from engine.healing import Healing
+from engine.ending import ending_tokens
 from engine.precision import bucket_rows, compute_dtype
 from engine.lookahead import Guess, guesses
 from engine.sampler import Denoising, Modes, Surroundings, WorkClock, run_to_end
@@ -177,6 +178,7 @@ class _Request:
     line_end: bool = False  # inside a docstring being written: the middle is its first line (Modes.end_at_line_end)
     no_code_fits: bool = False  # the final check refuses any middle starting with code here (an over-indented line): answered with no pass
     opener: Optional[str] = None  # the cursor's line must open a block (Python): the indentation a header there writes first ("" when typed), else None
+    window_bytes: int = 0  # the syntax checks' window (grammars/window.py), what each final check parses; 0: none or unknown
 
 
 class InfillRun:
@@ -196,7 +198,7 @@ class InfillRun:
         self.engine = engine
         self.request = request
         modes = Modes(close_on_veto=CLOSE_ON_VETO, end_at_line_end=request.line_end)
-        last_resort = (cfg.replace(order="left_to_right", max_edit_passes=0), replace(modes, end_when_valid=True))
+        last_resort = (cfg.replace(order="left_to_right", max_edit_passes=0), replace(modes, end_when_valid=True, ending_tokens=ending_tokens(request.window_bytes)))
         # The third candidate (candidates >= 3) decodes without vetoes and only the final
         # check judges it: a veto of a partial canvas can steer the model into text that
         # is refused where its own unconstrained middle would have passed (docs/ladder.md).
@@ -625,7 +627,8 @@ class InfillJob:
         # A healed request's partial checks judge the text the user gets (HealedConstraint).
         checks = self.healing.judging(self.constraint) if self.constraint is not None else None
         around = Surroundings(self.prefix, self.suffix, checks, engine.copy_source(self.prefix, prefix_ids, cfg), copy_suffix, self.healing.first_text)
-        request = _Request(around, self.constraint, self.healing, self.cancel, start, self.work, line_end, no_code_fits, opener)
+        window_bytes = len(getattr(self._window, "prefix", b"")) + len(getattr(self._window, "suffix", b""))
+        request = _Request(around, self.constraint, self.healing, self.cancel, start, self.work, line_end, no_code_fits, opener, window_bytes)
         found = candidates(engine.tokenizer, self.drafts, self.healing.removed, cfg.block_size, cfg.max_tokens) if self.drafts else None
         # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
         self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0, drafts=found)

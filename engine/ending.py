@@ -37,6 +37,22 @@ if TYPE_CHECKING:
     from engine.sampler import CanvasState, Denoising
 
 ENDING_TOKENS = 24  # tokens tried as the last one of a middle by the `valid` rule
+# Each of those tries is a final check, which parses the request's syntax window; a window
+# grows until its edges are clean (grammars/window.py), so in a class that fills its file
+# it is the whole file (tuning packages: 132 of 400 real lines over 12 kB, up to 75 kB, at
+# ~7 ms a parse for 47 kB), and one pass of the last resort cost a third of a second there.
+# In a window wider than ENDING_WINDOW_BYTES the rule tries proportionally fewer tokens, at
+# least ENDING_TOKENS_MIN (`ending_tokens`); narrower windows keep all ENDING_TOKENS.
+ENDING_WINDOW_BYTES = 12_000
+ENDING_TOKENS_MIN = 4
+
+
+def ending_tokens(window_bytes: int) -> int:
+    """How many of the first masked position's likeliest tokens the `valid` rule tries, for
+    a request whose syntax window is `window_bytes` long (0: unknown, all of them)."""
+    if window_bytes <= ENDING_WINDOW_BYTES:
+        return ENDING_TOKENS
+    return max(ENDING_TOKENS_MIN, ENDING_TOKENS * ENDING_WINDOW_BYTES // window_bytes)
 CLOSERS = frozenset(")]}\"'`")
 
 # Every rule, in the order `decide_end` asks (the `draft` end is a kept workspace draft,
@@ -102,7 +118,7 @@ def first_line(run: "Denoising", text: str) -> str:
 
 def _valid(probs: torch.Tensor, run: "Denoising") -> Optional[End]:
     """The last resort's end: the most likely of the first masked position's top
-    ENDING_TOKENS tokens after which the middle, closed right there, passes the final
+    `Modes.ending_tokens` tokens (ENDING_TOKENS, fewer in a wide window) after which the middle, closed right there, passes the final
     check; only for text written left to right, nothing masked before it."""
     canvas, constraint = run.canvas, run.constraint
     if not run.modes.end_when_valid or constraint is None:
@@ -112,7 +128,7 @@ def _valid(probs: torch.Tensor, run: "Denoising") -> Optional[End]:
     if not masked or masked[0] != len(written):
         return None
     first, tok = masked[0], canvas.tok
-    top = probs[first].topk(min(probs.shape[-1], ENDING_TOKENS))
+    top = probs[first].topk(min(probs.shape[-1], run.modes.ending_tokens))
     for p, t in zip(top.values.tolist(), top.indices.tolist()):
         if t in tok.special_ids or p <= 0:  # probability 0: barred (a healed word's first token)
             continue

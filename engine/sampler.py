@@ -83,7 +83,7 @@ from typing import Callable, Collection, Iterator, Optional, Sequence
 import torch
 
 from engine.copying import CopyIndex, copy_mix, extend_by_copy
-from engine.ending import JUDGED_WHOLE, End, close, decide_end, first_line
+from engine.ending import ENDING_TOKENS, JUDGED_WHOLE, End, close, decide_end, first_line
 from engine.tokenizer import Tokenizer
 from engine.types import CanvasChange, DenoiseStep, DenoisingModel, InfillResult, SamplerSettings, SyntaxConstraint
 
@@ -354,6 +354,7 @@ class Modes:
     end_at_line_end: bool = False  # inside a docstring: the middle is its first line (ending.py, `newline`, `first_line`)
     close_on_veto: bool = False  # a pass whose every token is refused closes the middle once one was forced (rule 5)
     header: bool = False  # the candidate's canvas starts with a block header's keyword (engine/api.py, InfillRun._header_seed)
+    ending_tokens: int = ENDING_TOKENS  # tokens the `valid` end tries per pass (engine/ending.py `ending_tokens`: fewer in a wide syntax window)
 
 
 @dataclass(frozen=True)

@@ -79,3 +79,4 @@ def test_a_workspace_draft_to_show_goes_before_the_header(eng, monkeypatch) -> N
     result = _infill(eng, prefix, suffix)
     assert result.middle == "for x in xs:"
     assert result.candidates_tried == 2  # the model's first candidate and the last resort, no header
+

@@ -234,6 +234,35 @@ def test_end_when_valid_stops_at_the_first_complete_middle(tok):
     assert steps[-1].result.middle == tok.decode(target)
 
 
+def test_the_valid_end_tries_fewer_tokens_in_a_wide_window(tok):
+    """Each try of the `valid` end is a final check, which parses the syntax window: in a
+    window wider than ENDING_WINDOW_BYTES it tries proportionally fewer of the likeliest
+    tokens (engine/ending.py `ending_tokens`), never fewer than ENDING_TOKENS_MIN."""
+    from engine import ending
+
+    assert ending.ending_tokens(0) == ending.ending_tokens(ending.ENDING_WINDOW_BYTES) == ending.ENDING_TOKENS
+    assert ending.ending_tokens(4 * ending.ENDING_WINDOW_BYTES) == ending.ENDING_TOKENS // 4
+    assert ending.ending_tokens(10**7) == ending.ENDING_TOKENS_MIN
+
+    class Counting(_TextConstraint):
+        calls = 0
+
+        def accept_final(self, prefix, middle, suffix):
+            Counting.calls += 1
+            return False
+
+    model = ScriptedModel(tok, [20, 21, 22, 23], confidence=[0.99] * 5)
+    calls, passes = {}, {}
+    for tries in (ending.ENDING_TOKENS, 4):
+        Counting.calls = 0
+        settings = SamplerSettings(order="left_to_right", max_tokens=4)
+        steps = list(denoise(model, tok, None, settings, constraint=Counting(tok), modes=Modes(end_when_valid=True, ending_tokens=tries)))
+        calls[tries], passes[tries] = Counting.calls, len(steps)
+        assert calls[tries] <= tries * passes[tries]  # up to `tries` final checks a pass
+    assert passes[4] == passes[ending.ENDING_TOKENS]
+    assert calls[ending.ENDING_TOKENS] > 4 * passes[4]
+
+
 def test_a_pass_always_makes_progress_even_when_the_model_prefers_the_mask(tok):
     # A model whose best guess everywhere is the mask token itself, under a constraint
     # that refuses all text: every pass must still fill a position, so the run ends.
