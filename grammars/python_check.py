@@ -201,6 +201,9 @@ def opens_block(prefix: str, suffix: str) -> Optional[str]:
         if previous is None:
             return None
         indent = write = previous[: len(previous) - len(previous.lstrip(" \t"))]
+    following = next((line for line in after.split("\n")[0 if end else 1 :] if _is_code(line)), None)
+    if following is None or indent.startswith(following[: len(following) - len(following.lstrip(" \t"))]):
+        return None  # the next line of code is no deeper (a cheap look before asking CPython)
     before = _block_headers(before + indent, after) + before
     cursor = before.count("\n")  # 0-based line of the cursor
     text = before + indent + "pass" + end + after
