@@ -97,10 +97,19 @@ LAST_RESORT_PASSES = 1
 # scores highest at the line's first word (InfillRun._header_seed). The model alone
 # writes a plain statement there (`balance = 0` above an indented `return True`), which
 # the final check refuses (docs/sampler.md, "A line that must open a block").
-# A keyword is scored only where a header it starts (`HEADER_WORDS[word]`) would pass the
-# final check there: no `else` without its `if`, no `try` without its `except`.
-HEADER_WORDS = {"if": " x:", "for": " x in x:", "while": " x:", "with": " x:", "try": ":", "elif": " x:", "else": ":",
-                "except": ":", "finally": ":", "def": " x():", "class": " x:"}
+# Per language, each keyword and the rest of a header it starts: a keyword is scored only
+# where that header would pass the final check there (no `else` without its `if`, no `try`
+# without its `except`). In JavaScript and TypeScript a line that must open a block is
+# one whose `{` a `}` below needs (grammars/constraint.py `opens_block`).
+_BRACE_HEADERS = {"if": " (x) {", "for": " (;;) {", "while": " (x) {", "switch": " (x) {", "try": " {", "} else {": "",
+                  "} else if": " (x) {", "} catch": " (e) {"}
+HEADER_WORDS: dict[str, dict[str, str]] = {
+    "python": {"if": " x:", "for": " x in x:", "while": " x:", "with": " x:", "try": ":", "elif": " x:", "else": ":",
+               "except": ":", "finally": ":", "def": " x():", "class": " x:"},
+    "javascript": _BRACE_HEADERS,
+    "typescript": _BRACE_HEADERS,
+    "tsx": _BRACE_HEADERS,
+}
 
 
 def lookahead_width(device: str = "cpu") -> int:
@@ -206,7 +215,9 @@ class InfillRun:
         plan = [(cfg, modes), last_resort, free]
         self.schedule: list[tuple[SamplerSettings, Modes]] = plan[:1] if request.constraint is None else plan[: max(1, cfg.candidates)]
         if request.opener is not None and len(self.schedule) > 1:
-            self.schedule.insert(2, (cfg, replace(modes, header=True)))  # after the last resort: a valid line it finds stands
+            # Before the last resort, whose `valid` end there is mostly a token that opens a
+            # bare block (`{` alone, `return x; {`) or nothing (docs/sampler.md).
+            self.schedule.insert(1, (cfg, replace(modes, header=True)))
         self.header: list[int] = []  # the header candidate's first tokens, chosen after the first pass (`_header_seed`)
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
@@ -262,7 +273,7 @@ class InfillRun:
 
     def _header_seed(self, logits: torch.Tensor) -> Optional[list[int]]:
         """The tokens a block header on the cursor's line starts with (its indentation still
-        to write, then a keyword of HEADER_WORDS): the keyword whose tokens the request's
+        to write, then a keyword of HEADER_WORDS[language]): the keyword whose tokens the request's
         first pass (`logits`, all positions masked) gives the highest log-probability there,
         among those whose header would pass the final check. None when none does."""
         request, tok = self.request, self.engine.tokenizer
@@ -274,7 +285,8 @@ class InfillRun:
         end = "\n" if suffix.split("\n", 1)[0].strip() else ""  # a line of its own before the suffix's code
         logp = torch.log_softmax(logits.float(), dim=-1)
         best: Optional[tuple[float, list[int]]] = None
-        for word, rest in HEADER_WORDS.items():
+        language = getattr(getattr(request.constraint, "spec", None), "name", None)
+        for word, rest in HEADER_WORDS.get(language, {}).items():
             ids = tok.encode(lead + word)
             if not ids or len(ids) >= width or tok.decode(ids) != lead + word:
                 continue

@@ -23,9 +23,10 @@ from .splice import added_errors, splice_error_balance, stands_on_its_own
 from .region import clean_block
 from .registry import LanguageSpec
 from .syntax import SyntaxErrorSpan, minimal_errors, token_left, token_right
-from .window import FILLER_LINES, Window, WindowCache, cursor_alone, neutral_line
+from .window import FILLER_LINES, Window, WindowCache, cursor_alone, indent_width, neutral_line
 
 
+BRACE_HEADERS = ("javascript", "typescript", "tsx")  # where `opens_block` asks the final check (a `{` the suffix's `}` needs)
 ANSWER_CACHE_SIZE = 4096  # remembered `allows` answers (cleared when full)
 
 
@@ -399,7 +400,36 @@ class TreeSitterConstraint:
         """Where the cursor's line must be a block header: the indentation the header starts
         with ("" when typed already), else None (python_check.opens_block; Python only).
         Asked once per request, before any pass."""
-        return opens_block(prefix, suffix) if self.spec.name == "python" else None
+        if self.spec.name == "python":
+            return opens_block(prefix, suffix)
+        if self.spec.name in BRACE_HEADERS:
+            return self._opens_brace_block(prefix, suffix)
+        return None
+
+    def _opens_brace_block(self, prefix: str, suffix: str) -> Optional[str]:
+        """`opens_block` in JavaScript and TypeScript: the cursor's line blank, the next
+        line of code indented deeper than it (with the cursor at a line's start, than the
+        previous code line), and the final check refusing a plain statement there (`x;`: a
+        `}` below is left without its `{`) where it accepts `if (x) {`."""
+        line_start = prefix.rfind("\n") + 1
+        typed = prefix[line_start:]
+        first, _, after = suffix.partition("\n")
+        if typed.strip(" \t") or (typed and first.strip()):
+            return None
+        end = "\n" if not typed and first.strip() else ""  # at a line's start before code: a line of its own
+        following = next((line for line in (suffix if end else after).split("\n") if line.strip() and not line.lstrip().startswith(("//", "/*", "*"))), None)
+        if typed:
+            indent, write = typed, ""
+        else:
+            previous = next((line for line in reversed(prefix[:line_start].split("\n")) if line.strip()), None)
+            if previous is None:
+                return None
+            indent = write = previous[: len(previous) - len(previous.lstrip(" \t"))]
+        if following is None or indent_width(following) <= indent_width(indent):
+            return None
+        if self.accept_final(prefix, write + "x;" + end, suffix) or not self.accept_final(prefix, write + "if (x) {" + end, suffix):
+            return None
+        return write
 
     def new_errors(self, prefix: str, middle: str, suffix: str) -> int:
         """Errors the splice adds in the region it touches, less those it removes.

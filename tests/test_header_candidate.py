@@ -1,7 +1,8 @@
-"""A line that must open a block (grammars/python_check.opens_block) gets a candidate that
-starts with a block header's keyword after a refused first one (engine/api.py,
-InfillRun._header_seed). Run on the embedded model: without that candidate it writes a
-plain statement on these lines, which the final check refuses, and answers nothing."""
+"""A line that must open a block (grammars/python_check.opens_block; in JavaScript, a line
+whose `{` a `}` below needs, grammars/constraint.py) gets a candidate that starts with a
+block header's keyword after a refused first one (engine/api.py, InfillRun._header_seed).
+Run on the embedded model: without that candidate it writes a plain statement on these
+lines, which the final check refuses, and answers nothing."""
 from __future__ import annotations
 
 import pytest
@@ -23,16 +24,16 @@ def eng():
     return engine.api.load(None)
 
 
-def _infill(eng, prefix: str, suffix: str, **settings):
+def _infill(eng, prefix: str, suffix: str, language: str = "python", **settings):
     eng.forget_context()
-    return eng.infill(prefix, suffix, language="python", **settings)
+    return eng.infill(prefix, suffix, language=language, **settings)
 
 
 @pytest.mark.parametrize("prefix, suffix", MUST_OPEN)
 def test_a_line_that_must_open_a_block_is_answered_with_a_header(eng, monkeypatch, prefix, suffix) -> None:
     result = _infill(eng, prefix, suffix)
     first_word = result.middle.split(" ")[0].rstrip(":")
-    assert first_word in engine.api.HEADER_WORDS, result.middle
+    assert first_word in engine.api.HEADER_WORDS["python"], result.middle
     assert result.middle.rstrip().endswith(":")
     assert grammars.constraint_for("python").accept_final(prefix, result.middle, suffix)
     assert result.forwards - result.tokens <= engine.api.WASTE_BOUND
@@ -48,12 +49,12 @@ def test_the_keyword_is_one_whose_header_can_stand_there(eng, monkeypatch) -> No
     seeds = []
     seed = engine.api.InfillRun._header_seed
     monkeypatch.setattr(engine.api.InfillRun, "_header_seed", lambda self, logits: seeds.append(seed(self, logits)) or seeds[-1])
-    monkeypatch.setattr(engine.api, "HEADER_WORDS", {"try": ":", "else": ":", "for": " x in x:"})
+    monkeypatch.setattr(engine.api, "HEADER_WORDS", {"python": {"try": ":", "else": ":", "for": " x in x:"}})
     result = _infill(eng, prefix, suffix)
     tok = eng.tokenizer
     assert len(seeds) == 1 and tok.decode(seeds[0]).strip() == "for"
     assert result.middle.startswith("for ")
-    monkeypatch.setattr(engine.api, "HEADER_WORDS", {"try": ":", "else": ":"})
+    monkeypatch.setattr(engine.api, "HEADER_WORDS", {"python": {"try": ":", "else": ":"}})
     seeds.clear()
     assert not _infill(eng, prefix, suffix).middle.startswith(("try", "else"))
     assert seeds == [None]  # neither could stand: no header candidate
@@ -80,3 +81,27 @@ def test_a_workspace_draft_to_show_goes_before_the_header(eng, monkeypatch) -> N
     assert result.middle == "for x in xs:"
     assert result.candidates_tried == 2  # the model's first candidate and the last resort, no header
 
+
+
+@pytest.mark.parametrize(
+    "prefix, suffix, expected",
+    [
+        ("function f(xs) {\n  let s = 0;\n  ", "\n    s += 1;\n  }\n  return s;\n}\n", ""),  # the `}` below needs a `{` here
+        ("function f(xs) {\n  let s = 0;\n", "    s += 1;\n  }\n  return s;\n}\n", "  "),  # at the line's start
+        ("function f(xs) {\n  let s = 0;\n  ", "\n  return s;\n}\n", None),  # the next line at the same level
+        ("function f(xs) {\n  let s = 0;\n  for", "\n    s += 1;\n  }\n}\n", None),  # code typed
+        ("const x = [\n  ", "\n    1,\n  ];\n", None),  # deeper, but nothing needs a `{`
+    ],
+)
+def test_a_javascript_line_whose_brace_a_closer_below_needs_is_found(prefix, suffix, expected) -> None:
+    assert grammars.constraint_for("javascript").opens_block(prefix, suffix) == expected
+
+
+def test_a_javascript_line_that_must_open_a_block_is_answered_with_a_header(eng, monkeypatch) -> None:
+    prefix = "function parse(text) {\n  const parts = text.split(',');\n  "
+    suffix = "\n    return null;\n  }\n  return parts;\n}\n"
+    result = _infill(eng, prefix, suffix, language="javascript")
+    assert result.middle.startswith(tuple(engine.api.HEADER_WORDS["javascript"])) and result.middle.rstrip().endswith("{")
+    assert grammars.constraint_for("javascript").accept_final(prefix, result.middle, suffix)
+    monkeypatch.setattr(engine.api, "HEADER_WORDS", {})
+    assert _infill(eng, prefix, suffix, language="javascript").middle == ""
