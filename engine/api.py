@@ -91,16 +91,15 @@ WASTE_BOUND = 12
 # with one pass of its own, 3 and 4 from more (docs/sampler.md).
 LAST_RESORT_PASSES = 1
 
-# A line that must open a block (the next line of code is indented deeper than anything
-# before it opened: grammars/python_check.opens_block) gets, after a refused first
-# candidate, one that starts with a block header's keyword: the one the first pass
-# scores highest at the line's first word (InfillRun._header_seed). The model alone
-# writes a plain statement there (`balance = 0` above an indented `return True`), which
-# the final check refuses (docs/sampler.md, "A line that must open a block").
-# Per language, each keyword and the rest of a header it starts: a keyword is scored only
-# where that header would pass the final check there (no `else` without its `if`, no `try`
-# without its `except`). In JavaScript and TypeScript a line that must open a block is
-# one whose `{` a `}` below needs (grammars/constraint.py `opens_block`).
+# A line that must open a block (Python: the next line of code is indented deeper than
+# anything before it opened, grammars/python_check.opens_block; JavaScript and TypeScript:
+# a `}` below needs its `{` there, grammars/constraint.py) gets, after a refused first
+# candidate, one that starts with a block header's keyword: the one the first pass scores
+# highest at the line's first word (InfillRun._header_seed). The model alone writes a
+# plain statement there (`balance = 0` above an indented `return True`), which the final
+# check refuses (docs/sampler.md, "A line that must open a block"). Per language, each
+# keyword and the rest of a header it starts: a keyword is scored only where that header
+# would pass the final check (no `else` without its `if`, no `try` without its `except`).
 _BRACE_HEADERS = {"if": " (x) {", "for": " (;;) {", "while": " (x) {", "switch": " (x) {", "try": " {", "} else {": "",
                   "} else if": " (x) {", "} catch": " (e) {"}
 HEADER_WORDS: dict[str, dict[str, str]] = {
@@ -186,7 +185,7 @@ class _Request:
     work: Optional[WorkClock] = None  # the request's own work, what its deadline counts (sampler.WorkClock)
     line_end: bool = False  # inside a docstring being written: the middle is its first line (Modes.end_at_line_end)
     no_code_fits: bool = False  # the final check refuses any middle starting with code here (an over-indented line): answered with no pass
-    opener: Optional[str] = None  # the cursor's line must open a block (Python): the indentation a header there writes first ("" when typed), else None
+    opener: Optional[str] = None  # the cursor's line must open a block (`opens_block`): the indentation a header there writes first ("" when typed), else None
     window_bytes: int = 0  # the syntax checks' window (grammars/window.py), what each final check parses; 0: none or unknown
 
 
