@@ -217,7 +217,7 @@ class InfillRun:
             # Before the last resort, whose `valid` end there is mostly a token that opens a
             # bare block (`{` alone, `return x; {`) or nothing (docs/sampler.md).
             self.schedule.insert(1, (cfg, replace(modes, header=True)))
-        self.header: list[int] = []  # the header candidate's first tokens, chosen after the first pass (`_header_seed`)
+        self.first_logits: Optional[torch.Tensor] = None  # the request's first pass, kept while a header candidate may follow (`_header_seed`)
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
@@ -252,29 +252,32 @@ class InfillRun:
         bound forwards <= written + 2, docs/sampler.md) cover every candidate."""
         request, (settings, modes) = self.request, self.schedule[self.attempt]
         self.attempt += 1
+        seed: list[int] = []
+        if modes.header:
+            # Chosen only now that the first candidate was refused. None (no keyword can
+            # stand there, or a workspace draft the final check accepts is there to be shown
+            # when the model's candidates give nothing, `_draft_fallback`): no header
+            # candidate, the last resort (always after it) comes next.
+            seed = (self._header_seed(self.first_logits) if self.first_logits is not None and self._draft_fallback() is None else None) or []
+            self.first_logits = None
+            if not seed:
+                self.attempt -= 1
+                del self.schedule[self.attempt]
+                return self._begin(forwards, passes_before, written)
         run = Denoising.begin(self.engine.tokenizer, settings, request.around, request.start, forwards, modes, first_width=self.drafts.width if self.drafts else 0)
-        for position, token in enumerate(self.header if modes.header else ()):
+        for position, token in enumerate(seed):
             run.canvas.commit(position, token)
         run.step, run.written = passes_before, written
         run.work = request.work
         self.began_at = forwards  # the request's forwards when this candidate began (LAST_RESORT_PASSES)
         return run
 
-    def _plan_header(self, logits: torch.Tensor) -> None:
-        """After the request's first pass: the header candidate's first tokens, or no header
-        candidate (none fits, or a workspace draft the final check accepts is there to be
-        shown when the model's candidates give nothing, `_draft_fallback`: it goes first)."""
-        seed = self._header_seed(logits) if self._draft_fallback() is None else None
-        if seed:
-            self.header = seed
-        else:
-            self.schedule = [entry for entry in self.schedule if not entry[1].header]
-
     def _header_seed(self, logits: torch.Tensor) -> Optional[list[int]]:
         """The tokens a block header on the cursor's line starts with (its indentation still
-        to write, then a keyword of HEADER_WORDS[language]): the keyword whose tokens the request's
-        first pass (`logits`, all positions masked) gives the highest log-probability there,
-        among those whose header would pass the final check. None when none does."""
+        to write, then a keyword of HEADER_WORDS[language]): the keyword whose tokens the
+        request's first pass (`logits`, all positions masked) gives the highest
+        log-probability there, among those whose header would pass the final check. None
+        when none does."""
         request, tok = self.request, self.engine.tokenizer
         width = logits.shape[0]
         if request.opener is None:
@@ -436,7 +439,7 @@ class InfillRun:
         judges the workspace's drafts; a kept one is what the pass writes."""
         draft = self._judge_drafts(logits) if self.drafts is not None and self.verification is None else None
         if self.run.step == 0 and self.attempt == 1 and any(modes.header for _, modes in self.schedule):
-            self._plan_header(logits)
+            self.first_logits = logits.detach().clone()
         self._keep(logits)
         self.previous = logits
         step = self.run.advance(logits) if draft is None else self.run.adopt(*draft)
