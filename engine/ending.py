@@ -53,6 +53,8 @@ def ending_tokens(window_bytes: int) -> int:
     if window_bytes <= ENDING_WINDOW_BYTES:
         return ENDING_TOKENS
     return max(ENDING_TOKENS_MIN, ENDING_TOKENS * ENDING_WINDOW_BYTES // window_bytes)
+
+
 CLOSERS = frozenset(")]}\"'`")
 
 # Every rule, in the order `decide_end` asks (the `draft` end is a kept workspace draft,
@@ -118,8 +120,9 @@ def first_line(run: "Denoising", text: str) -> str:
 
 def _valid(probs: torch.Tensor, run: "Denoising") -> Optional[End]:
     """The last resort's end: the most likely of the first masked position's top
-    `Modes.ending_tokens` tokens (ENDING_TOKENS, fewer in a wide window) after which the middle, closed right there, passes the final
-    check; only for text written left to right, nothing masked before it."""
+    `Modes.ending_tokens` tokens (ENDING_TOKENS, fewer in a wide window) after which the
+    middle, closed right there, passes the final check; only for text written left to
+    right, nothing masked before it."""
     canvas, constraint = run.canvas, run.constraint
     if not run.modes.end_when_valid or constraint is None:
         return None

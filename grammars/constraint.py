@@ -18,6 +18,7 @@ import tree_sitter as ts
 
 from . import polish as polish_mod
 from .early_errors import EarlyError, early_errors
+from .lexical import blank_line
 from .python_check import adds_python_error, opens_block, over_indented
 from .splice import added_errors, splice_error_balance, stands_on_its_own
 from .region import clean_block
@@ -398,8 +399,9 @@ class TreeSitterConstraint:
 
     def opens_block(self, prefix: str, suffix: str) -> Optional[str]:
         """Where the cursor's line must be a block header: the indentation the header starts
-        with ("" when typed already), else None (python_check.opens_block; Python only).
-        Asked once per request, before any pass."""
+        with ("" when typed already), else None (python_check.opens_block in Python,
+        `_opens_brace_block` in JavaScript and TypeScript, None elsewhere). Asked once per
+        request, before any pass."""
         if self.spec.name == "python":
             return opens_block(prefix, suffix)
         if self.spec.name in BRACE_HEADERS:
@@ -411,22 +413,10 @@ class TreeSitterConstraint:
         line of code indented deeper than it (with the cursor at a line's start, than the
         previous code line), and the final check refusing a plain statement there (`x;`: a
         `}` below is left without its `{`) where it accepts `if (x) {`."""
-        line_start = prefix.rfind("\n") + 1
-        typed = prefix[line_start:]
-        first, _, after = suffix.partition("\n")
-        if typed.strip(" \t") or (typed and first.strip()):
+        line = blank_line(prefix, suffix, lambda text: bool(text.strip()) and not text.lstrip().startswith(("//", "/*", "*")), is_previous=str.strip)
+        if line is None or indent_width(line.following) <= indent_width(line.indent):
             return None
-        end = "\n" if not typed and first.strip() else ""  # at a line's start before code: a line of its own
-        following = next((line for line in (suffix if end else after).split("\n") if line.strip() and not line.lstrip().startswith(("//", "/*", "*"))), None)
-        if typed:
-            indent, write = typed, ""
-        else:
-            previous = next((line for line in reversed(prefix[:line_start].split("\n")) if line.strip()), None)
-            if previous is None:
-                return None
-            indent = write = previous[: len(previous) - len(previous.lstrip(" \t"))]
-        if following is None or indent_width(following) <= indent_width(indent):
-            return None
+        write, end = line.write, line.end
         if self.accept_final(prefix, write + "x;" + end, suffix) or not self.accept_final(prefix, write + "if (x) {" + end, suffix):
             return None
         return write

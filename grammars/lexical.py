@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import NamedTuple
+from typing import Callable, NamedTuple, Optional
 
 from .registry import LanguageSpec
 
@@ -180,3 +180,36 @@ def _skip_string(text: str, i: int, close: str) -> tuple[int, bool]:
 @functools.lru_cache(maxsize=None)
 def _string_stop(close: str, multiline: bool) -> "re.Pattern[str]":
     return re.compile(r"(?P<escape>\\)|(?P<close>" + re.escape(close) + ")" + ("" if multiline else r"|(?P<newline>\n)"))
+
+
+class BlankLine(NamedTuple):
+    """The cursor's line when nothing but indentation stands on it (`blank_line`)."""
+
+    indent: str  # its indentation: typed, or (the cursor at the line's start) the previous code line's
+    write: str  # the part of `indent` a middle writes ("" when typed)
+    end: str  # "\n" when the middle is a line of its own before code that follows the cursor
+    following: str  # the next line of code below it
+
+
+def blank_line(prefix: str, suffix: str, is_code: Callable[[str], bool], is_previous: Optional[Callable[[str], bool]] = None) -> Optional[BlankLine]:
+    """The cursor's line, when only indentation is typed before the cursor and nothing after
+    it on the line (or the cursor stands at a line's start, before the suffix's code), with
+    the next line of code found by `is_code` and the previous one by `is_previous` (default
+    `is_code`); None otherwise or when either is missing. What `opens_block` looks at in
+    every language."""
+    line_start = prefix.rfind("\n") + 1
+    typed = prefix[line_start:]
+    first, _, after = suffix.partition("\n")
+    if typed.strip(" \t") or (typed and first.strip()):
+        return None
+    end = "\n" if not typed and first.strip() else ""
+    following = next((line for line in (suffix if end else after).split("\n") if is_code(line)), None)
+    if following is None:
+        return None
+    if typed:
+        return BlankLine(typed, "", end, following)
+    previous = next((line for line in reversed(prefix[:line_start].split("\n")) if (is_previous or is_code)(line)), None)
+    if previous is None:
+        return None
+    indent = previous[: len(previous) - len(previous.lstrip(" \t"))]
+    return BlankLine(indent, indent, end, following)

@@ -184,25 +184,15 @@ def opens_block(prefix: str, suffix: str) -> Optional[str]:
     goes on from it. The engine then tries a candidate that writes a header (engine/api.py,
     `_header_seed`): the model alone writes a plain statement there (`balance = 0` above
     an indented `return True`), which the final check refuses, and answers nothing."""
+    from .lexical import blank_line
+
     line_start = prefix.rfind("\n") + 1
-    typed = prefix[line_start:]
-    if typed.strip(" \t"):
-        return None
-    newline = suffix.find("\n")
-    rest = suffix if newline == -1 else suffix[:newline]
-    if typed and rest.strip():
-        return None  # text after the cursor on its line
     before, after = _trim(prefix[:line_start], suffix)
-    end = "\n" if not typed and rest.strip() else ""  # at a line's start before code: the middle is a line of its own
-    if typed:
-        indent, write = typed, ""
-    else:
-        previous = next((line for line in reversed(before.split("\n")) if _is_code(line)), None)
-        if previous is None:
-            return None
-        indent = write = previous[: len(previous) - len(previous.lstrip(" \t"))]
-    following = next((line for line in after.split("\n")[0 if end else 1 :] if _is_code(line)), None)
-    if following is None or indent.startswith(following[: len(following) - len(following.lstrip(" \t"))]):
+    line = blank_line(before + prefix[line_start:], after, _is_code)
+    if line is None:
+        return None
+    indent, write, end, following = line
+    if indent.startswith(following[: len(following) - len(following.lstrip(" \t"))]):
         return None  # the next line of code is no deeper (a cheap look before asking CPython)
     before = _block_headers(before + indent, after) + before
     cursor = before.count("\n")  # 0-based line of the cursor
