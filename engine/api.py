@@ -29,6 +29,7 @@ from engine.workspace.retrieve import Draft, WorkspaceContext
 from engine.context_cache import ContextCache
 from engine.context_window import ContextWindow, context_window, prefix_tail
 from engine.healing import Healing
+from engine.copying import NgramTable
 from engine.ending import ending_tokens
 from engine.precision import bucket_rows, compute_dtype
 from engine.lookahead import Guess, guesses
@@ -591,7 +592,7 @@ class InfillJob:
     `advance(logits)` are the run's; `final_step()` carries the InfillResult once
     `canvas_ids()` says None."""
 
-    def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None, language: LanguageChoice = LanguageChoice(None, "none"), drafts: Sequence[Draft] = ()) -> None:
+    def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None, language: LanguageChoice = LanguageChoice(None, "none"), drafts: Sequence[Draft] = (), copy_table: Optional[NgramTable] = None) -> None:
         self.engine, self.suffix, self.cfg, self.constraint = engine, suffix, cfg, constraint
         # Token healing: the model sees the prefix cut before its trailing spaces/tabs or
         # inside a word's last tokens (engine/healing.py), and the answer is handed back
@@ -599,6 +600,7 @@ class InfillJob:
         self.prefix, self.healing = Healing.at_cursor(prefix, engine.tokenizer, whitespace=cfg.heal_cursor, word=cfg.heal_word and cfg.max_tokens > 0)
         self.cancel, self.cross_file, self.cache_key, self.language = cancel, cross_file, cache_key, language
         self.drafts = tuple(drafts)  # lines the workspace proposes, judged by the first pass (engine/drafts.py)
+        self.copy_table = copy_table  # the workspace's token runs, where the copy rule looks last (engine/workspace/ngrams.py)
         self.run: Optional[InfillRun] = None
         self.reused = 0
         self.work = WorkClock()  # this request's own work: its calls below, and its share of passes shared with others (`charge`)
@@ -640,7 +642,7 @@ class InfillJob:
         copy_suffix = tuple(engine.tokenizer.encode(self.suffix[:COPY_SUFFIX_CHARS])) if cfg.copy_weight > 0 and self.suffix else ()
         # A healed request's partial checks judge the text the user gets (HealedConstraint).
         checks = self.healing.judging(self.constraint) if self.constraint is not None else None
-        around = Surroundings(self.prefix, self.suffix, checks, engine.copy_source(self.prefix, prefix_ids, cfg), copy_suffix, self.healing.first_text)
+        around = Surroundings(self.prefix, self.suffix, checks, engine.copy_source(self.prefix, prefix_ids, cfg), copy_suffix, self.copy_table, self.healing.first_text)
         window_bytes = len(getattr(self._window, "prefix", b"")) + len(getattr(self._window, "suffix", b""))
         request = _Request(around, self.constraint, self.healing, self.cancel, start, self.work, line_end, no_code_fits, opener, window_bytes)
         found = candidates(engine.tokenizer, self.drafts, self.healing.removed, cfg.block_size, cfg.max_tokens) if self.drafts else None
@@ -814,7 +816,10 @@ class Engine:
         drafts = workspace.drafts(prefix, suffix, filename) if workspace is not None and cfg.workspace_drafts and cfg.max_tokens > 0 else []
         # Other open documents' texts come as the client sent them: lone surrogates too.
         drafts = [replace(d, text=replace_lone_surrogates(d.text), line=replace_lone_surrogates(d.line)) for d in drafts]
-        return InfillJob(self, prefix, suffix, cfg, constraint, cancel, cross_file, cache_key, choice, drafts)
+        copy_table = None
+        if workspace is not None and cfg.workspace_copy and cfg.copy_weight > 0 and cfg.max_tokens > 0:
+            copy_table = workspace.ngrams(self.tokenizer)
+        return InfillJob(self, prefix, suffix, cfg, constraint, cancel, cross_file, cache_key, choice, drafts, copy_table)
 
     def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", cache_key: Optional[Hashable] = None, filename: Optional[str] = None, detect_language: bool = False, workspace: Optional[WorkspaceContext] = None, **settings: Any) -> Iterator[DenoiseStep]:
         """Yield every denoising step; the last one carries the InfillResult.

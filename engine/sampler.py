@@ -78,7 +78,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Collection, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Iterator, Optional, Sequence
 
 import torch
 
@@ -86,6 +86,9 @@ from engine.copying import CopyIndex, copy_mix, extend_by_copy
 from engine.ending import ENDING_TOKENS, JUDGED_WHOLE, End, close, decide_end, first_line
 from engine.tokenizer import Tokenizer
 from engine.types import CanvasChange, DenoiseStep, DenoisingModel, InfillResult, SamplerSettings, SyntaxConstraint
+
+if TYPE_CHECKING:
+    from engine.copying import NgramTable
 
 FALLBACK_TOKENS = 3  # next-best tokens tried for a position whose best commit is vetoed
 SEARCH_TOKENS = 8  # tokens tried per masked position when a whole pass is vetoed (rule 5)
@@ -367,6 +370,7 @@ class Surroundings:
     constraint: Optional[SyntaxConstraint] = None  # None when the request is not constrained
     copy_source: Sequence[int] = ()  # the prefix's token ids, for rule 6
     copy_suffix: Sequence[int] = ()  # the suffix's, where rule 6 also looks
+    copy_workspace: Optional["NgramTable"] = None  # the workspace's token runs (engine/workspace/ngrams.py NgramTable), looked in last
     first_text: str = ""  # text the middle's first token must start with (a healed word, engine/healing.py)
 
 
@@ -414,7 +418,7 @@ class Denoising:
             constraint=around.constraint if settings.constrained else None,
             prefix=around.prefix,
             suffix=around.suffix,
-            copy_index=CopyIndex(around.copy_source, tok.special_ids, around.copy_suffix) if copies else None,
+            copy_index=CopyIndex(around.copy_source, tok.special_ids, around.copy_suffix, around.copy_workspace) if copies else None,
             generator=torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None,
             start=start,
             forwards=forwards,

@@ -116,6 +116,7 @@ class SamplerSettings:
     # It counts the request's own work (engine/sampler.py WorkClock), not the passes of the
     # other requests batched with it nor the wait for a turn (issue 35).
     deadline_seconds: float = knob(60.0, 0.0, 3600.0)
+    workspace_copy: bool = knob(True, client=True)  # the copy rule also looks in the workspace's other files (engine/workspace/ngrams.py, docs/workspace.md)
     workspace_drafts: bool = knob(True, client=True)  # lines the workspace proposes for the cursor's line are verified by the model in one pass, and the likely one is the middle (engine/drafts.py, docs/workspace.md)
     heal_cursor: bool = knob(True, client=True)  # a prefix ending in spaces/tabs is cut before them and the model writes them (token healing, engine/healing.py, docs/ladder.md)
     heal_word: bool = knob(True, client=True)  # a prefix ending inside a word is cut before its last tokens and the middle's first token must write them again (engine/healing.py heal_word)

@@ -110,7 +110,7 @@ class BatchWorkspaces:
             for line in report.lines_of_text():
                 print(f"infill batch: {line}", file=self.log, flush=True)
             self.indexes[root] = index
-        return WorkspaceContext(self.indexes[root])
+        return WorkspaceContext(self.indexes[root], wait_for_tables=True)  # the same answers every run
 
 
 def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None, language: Optional[str] = None, max_batch: Optional[int] = None) -> int:

@@ -25,11 +25,13 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from .files import Limits, Selection, read_source, skip_reason, text_reason, walk
+from .ngrams import WorkspaceNgrams
 
 log = logging.getLogger("infill.workspace")
 
@@ -170,6 +172,9 @@ class WorkspaceIndex:
         self.db_path = Path(db_path)
         self.lock = threading.RLock()
         self.db = self._open()
+        self.generation = 0  # counts the files (re)indexed or removed: what the tables below are rebuilt on
+        # The copy rule's n-gram tables of these files, one per tokenizer (engine/workspace/ngrams.py).
+        self.copy_tables: "weakref.WeakKeyDictionary[Any, WorkspaceNgrams]" = weakref.WeakKeyDictionary()
 
     # -- storage --------------------------------------------------------------------------
 
@@ -328,6 +333,7 @@ class WorkspaceIndex:
                 raise
             if commit:
                 self.db.commit()
+            self.generation += 1
         return None
 
     def _insert_rows(self, file_id: int, rows: list[Row], table: str = "lines") -> None:
@@ -385,6 +391,7 @@ class WorkspaceIndex:
                 self.db.execute("DELETE FROM lines WHERE file = ?", (file_id,))
                 self.db.execute("DELETE FROM fresh WHERE file = ?", (file_id,))
                 self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+            self.generation += 1
 
     def rows(self, file_id: int) -> list[Row]:
         """A file's rows, in line order, from whichever table holds them."""
@@ -392,6 +399,13 @@ class WorkspaceIndex:
             return self.db.execute(f"SELECT {_COLUMNS} FROM {self._table(file_id)} WHERE file = ? ORDER BY line", (file_id,)).fetchall()
 
     # -- lookups ----------------------------------------------------------------------------
+
+    def files(self) -> list[tuple[Path, tuple[int, int]]]:
+        """Every indexed file's absolute path and (mtime_ns, size), by path: what the copy
+        rule's n-gram table (engine/workspace/ngrams.py) is built from and keyed by."""
+        with self.lock:
+            rows = self.db.execute("SELECT path, mtime_ns, size FROM files ORDER BY path").fetchall()
+        return [(self.root / path, (mtime, size)) for path, mtime, size in rows]
 
     def file_id(self, path: Path | str) -> Optional[int]:
         """The id of an indexed file (absolute or root-relative path), or None."""

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from .index import WorkspaceIndex, line_key
+from .ngrams import NgramTable, WorkspaceNgrams
 
 CURSOR_MARK = "\x00cursor\x00"
 PLACES = 6  # places per draft whose surroundings are compared with the cursor's
@@ -102,9 +103,21 @@ class WorkspaceContext:
 
     index: Optional[WorkspaceIndex] = None
     buffers: Mapping[str, str] = field(default_factory=dict)
+    wait_for_tables: bool = False  # build the copy rule's n-gram table before answering (batch runs) instead of beside them
 
     def drafts(self, prefix: str, suffix: str, filename: Optional[str] = None) -> list[Draft]:
         return drafts_for(self.index, prefix, suffix, filename=filename, buffers=self.buffers)
+
+    def ngrams(self, tokenizer: Any) -> Optional[NgramTable]:
+        """The copy rule's table of the indexed files' token runs in `tokenizer`'s ids
+        (engine/workspace/ngrams.py), kept on the index for the next request; None without
+        an index, or while the first table is still being built (unless `wait_for_tables`)."""
+        if self.index is None:
+            return None
+        holder = self.index.copy_tables.get(tokenizer)
+        if holder is None:
+            holder = self.index.copy_tables[tokenizer] = WorkspaceNgrams()
+        return holder.get(self.index.generation, self.index.files, tokenizer.encode, tokenizer.special_ids, wait=self.wait_for_tables)
 
 
 def drafts_for(index: Optional[WorkspaceIndex], prefix: str, suffix: str, *, filename: Optional[str] = None,
