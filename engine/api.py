@@ -29,7 +29,7 @@ from engine.workspace.retrieve import Draft, WorkspaceContext
 from engine.context_cache import ContextCache
 from engine.context_window import ContextWindow, context_window, prefix_tail
 from engine.healing import Healing
-from engine.copying import NgramTable
+from engine.runs import NgramTable
 from engine.ending import ending_tokens
 from engine.precision import bucket_rows, compute_dtype
 from engine.lookahead import Guess, guesses

@@ -1,8 +1,10 @@
 """Copying from the context: code repeats itself (sampler rules 6 and 7).
 
 Rule 6 (`copy_mix`): at the first masked position, whose left side is all text, the
-longest run of the last 2-4 tokens that also occurs in the prefix (or the suffix)
-proposes the token that followed it there; the guess is mixed into the model's
+longest run of the last 2-4 tokens that also occurs in the workspace's files or the prefix
+(or the suffix) proposes the token that followed it there (`CopyIndex`: where the run's
+continuations agree, an NgramTable's majority; else the latest occurrence); the guess is
+mixed into the model's
 probabilities with weight `copy_weight` (a pointer-style mixture from token ids, no
 extra forward pass). Rule 7 (`extend_by_copy`): after a pass's commits, the masked
 positions right after them take the continued guess while it is among the model's
@@ -12,87 +14,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional, Sequence
 
-import numpy as np
 import torch
 
 from engine.ending import after_written
+from engine.runs import COPY_NGRAMS, NgramTable
 from engine.types import CanvasChange
 
 if TYPE_CHECKING:
     from engine.sampler import CanvasState, Denoising
-
-COPY_NGRAMS = (4, 3, 2)  # context lengths tried by the copy guess, longest first
-TOKEN_BITS = 13  # ids up to 8,191 pack 4 to a run's key; larger vocabularies are folded by hashing
-MIN_SEEN = 2  # an NgramTable guesses from a run seen at least this often (once is an anecdote)
-MIN_SHARE = 0.7  # ... and only when one next token holds this share of its occurrences
-
-
-def run_key(run: Sequence[int]) -> int:
-    """One int64 per run: its length in the top bits, its tokens below (hashed when the
-    vocabulary is larger than 13 bits a token)."""
-    n = len(run)
-    if all(0 <= t < (1 << TOKEN_BITS) for t in run):
-        key = 0
-        for t in run:
-            key = (key << TOKEN_BITS) | t
-        return (n << 56) | key
-    return (n << 56) | (hash(tuple(run)) & ((1 << 56) - 1))
-
-
-def _keys(ids: np.ndarray, n: int) -> np.ndarray:
-    """The keys of every n-token run of `ids` that has a token after it."""
-    count = len(ids) - n
-    if count <= 0:
-        return np.zeros(0, dtype=np.int64)
-    if int(ids.max(initial=0)) < (1 << TOKEN_BITS):
-        key = np.zeros(count, dtype=np.int64)
-        for i in range(n):
-            key = (key << TOKEN_BITS) | ids[i : i + count].astype(np.int64)
-        return (np.int64(n) << 56) | key
-    return np.array([run_key(ids[i : i + n].tolist()) for i in range(count)], dtype=np.int64)
-
-
-class NgramTable:
-    """Sorted run keys and the token after each run; `guess` answers one run."""
-
-    def __init__(self, files: Sequence[Sequence[int] | np.ndarray], special: frozenset[int]) -> None:
-        keys, following = [], []
-        blocked = np.array(sorted(special), dtype=np.int64)
-        for tokens in files:
-            ids = np.asarray(tokens, dtype=np.int64)
-            for n in COPY_NGRAMS:
-                if len(ids) <= n:
-                    continue
-                after = ids[n:]
-                keep = ~np.isin(after, blocked)
-                keys.append(_keys(ids, n)[keep])
-                following.append(after[keep])
-        key = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
-        nxt = np.concatenate(following) if following else np.zeros(0, dtype=np.int64)
-        order = np.argsort(key, kind="stable")
-        self.keys, self.following = key[order], nxt[order].astype(np.int32)
-        self.tokens = sum(len(f) for f in files)
-
-    def guess(self, left: Sequence[int]) -> Optional[int]:
-        """The token that follows the longest run ending `left` that the workspace has seen,
-        when the workspace agrees on it (MIN_SEEN, MIN_SHARE); None otherwise."""
-        for n in COPY_NGRAMS:
-            if len(left) < n:
-                continue
-            key = run_key(list(left[-n:]))
-            lo = int(np.searchsorted(self.keys, key, side="left"))
-            hi = int(np.searchsorted(self.keys, key, side="right"))
-            if hi == lo:
-                continue
-            if hi - lo < MIN_SEEN:
-                return None
-            values, counts = np.unique(self.following[lo:hi], return_counts=True)
-            best = int(counts.argmax())
-            return int(values[best]) if counts[best] >= MIN_SHARE * (hi - lo) else None
-        return None
-
-
-
 
 class CopyIndex:
     """The copy rule's guesses: majorities first, then the latest occurrence. A run of 2-4

@@ -51,7 +51,8 @@ made"). The rules:
    tokens it wrote + 2 (docs/sampler.md).
 6. Copying from the context (`copy_weight` > 0, engine/copying.py): code repeats itself.
    At the first masked position, whose left side is all text, the longest run of the last
-   2-4 tokens that also occurs in the prefix proposes the token that followed it there;
+   2-4 tokens that also occurs in the workspace's files or the prefix and suffix proposes
+   the token that followed it there (where its continuations agree, else the latest);
    that guess is mixed into the model's probabilities with weight `copy_weight` (a
    pointer-style mixture, computed from token ids, no extra forward pass). Not right
    after a newline of the middle.
@@ -88,7 +89,7 @@ from engine.tokenizer import Tokenizer
 from engine.types import CanvasChange, DenoiseStep, DenoisingModel, InfillResult, SamplerSettings, SyntaxConstraint
 
 if TYPE_CHECKING:
-    from engine.copying import NgramTable
+    from engine.runs import NgramTable
 
 FALLBACK_TOKENS = 3  # next-best tokens tried for a position whose best commit is vetoed
 SEARCH_TOKENS = 8  # tokens tried per masked position when a whole pass is vetoed (rule 5)

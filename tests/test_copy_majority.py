@@ -1,4 +1,4 @@
-"""The copy rule's majorities (engine/copying.py NgramTable, CopyIndex) and the workspace as
+"""The copy rule's majorities (engine/runs.py NgramTable, engine/copying.py CopyIndex) and the workspace as
 its datastore (engine/workspace/ngrams.py): a run of tokens whose continuations agree
 proposes the agreed token, the workspace's table first, then the request's own text's,
 then the latest occurrence as before."""
@@ -13,7 +13,8 @@ import torch
 import engine
 import engine.sampler as sampler_module
 import engine.workspace.ngrams as ngrams_module
-from engine.copying import MIN_SEEN, TOKEN_BITS, CopyIndex, NgramTable, copy_mix, run_key
+from engine.copying import CopyIndex, copy_mix
+from engine.runs import MIN_SEEN, TOKEN_BITS, NgramTable, run_key
 from engine.sampler import Denoising, Surroundings
 from engine.types import SamplerSettings
 from engine.workspace import WorkspaceContext, WorkspaceIndex

@@ -3,7 +3,7 @@ the user's other files (sampler rule 6, engine/copying.py).
 
 The copy rule asks this table first: where the workspace agrees with itself (a run seen at
 least `MIN_SEEN` times, one next token holding at least `MIN_SHARE` of them; engine/
-copying.py NgramTable) its guess goes before those of the request's own text (measured on
+runs.py NgramTable) its guess goes before those of the request's own text (measured on
 the tuning packages' real lines, docs/workspace.md "The workspace as the copy rule's
 datastore"). A code base repeats its own names, calls and idioms, which a model of a few
 million parameters has never seen.
@@ -21,7 +21,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engine.copying import NgramTable
+from engine.runs import NgramTable
 
 MAX_TOKENS = 1_000_000  # tokens indexed at most (~40 MB of tables); files past it are left out
 MAX_FILE_BYTES = 512 * 1024  # a larger file is data, not code to copy from
