@@ -101,8 +101,11 @@ LAST_RESORT_PASSES = 1
 # check refuses (docs/sampler.md, "A line that must open a block"). Per language, each
 # keyword and the rest of a header it starts: a keyword is scored only where that header
 # would pass the final check (no `else` without its `if`, no `try` without its `except`).
-_BRACE_HEADERS = {"if": " (x) {", "for": " (;;) {", "while": " (x) {", "switch": " (x) {", "try": " {", "} else {": "",
-                  "} else if": " (x) {", "} catch": " (e) {"}
+# The conditions are `x.y`, not `x`: in a class body `if (x) {` is a method named `if`,
+# which the check accepts, and the model's real condition then is not (`x.y` is no
+# parameter list).
+_BRACE_HEADERS = {"if": " (x.y) {", "for": " (;;) {", "while": " (x.y) {", "switch": " (x.y) {", "try": " {", "} else {": "",
+                  "} else if": " (x.y) {", "} catch": " (e) {"}
 HEADER_WORDS: dict[str, dict[str, str]] = {
     "python": {"if": " x:", "for": " x in x:", "while": " x:", "with": " x:", "try": ":", "elif": " x:", "else": ":",
                "except": ":", "finally": ":", "def": " x():", "class": " x:"},

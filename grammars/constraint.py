@@ -412,12 +412,13 @@ class TreeSitterConstraint:
         """`opens_block` in JavaScript and TypeScript: the cursor's line blank, the next
         line of code indented deeper than it (with the cursor at a line's start, than the
         previous code line), and the final check refusing a plain statement there (`x;`: a
-        `}` below is left without its `{`) where it accepts `if (x) {`."""
+        `}` below is left without its `{`) where it accepts `if (x.y) {` (not `if (x) {`:
+        in a class body that is a method named `if`, and a method's header is no statement's)."""
         line = blank_line(prefix, suffix, lambda text: bool(text.strip()) and not text.lstrip().startswith(("//", "/*", "*")), is_previous=str.strip)
         if line is None or indent_width(line.following) <= indent_width(line.indent):
             return None
         write, end = line.write, line.end
-        if self.accept_final(prefix, write + "x;" + end, suffix) or not self.accept_final(prefix, write + "if (x) {" + end, suffix):
+        if self.accept_final(prefix, write + "x;" + end, suffix) or not self.accept_final(prefix, write + "if (x.y) {" + end, suffix):
             return None
         return write
 

@@ -91,6 +91,8 @@ def test_a_workspace_draft_to_show_goes_before_the_header(eng, monkeypatch) -> N
         ("function f(xs) {\n  let s = 0;\n  ", "\n  return s;\n}\n", None),  # the next line at the same level
         ("function f(xs) {\n  let s = 0;\n  for", "\n    s += 1;\n  }\n}\n", None),  # code typed
         ("const x = [\n  ", "\n    1,\n  ];\n", None),  # deeper, but nothing needs a `{`
+        # a class body: the line is a method's header (`if (x) {` would be a method named `if`)
+        ("class A {\n  constructor() {\n    this.a = 1;\n  }\n\n  ", "\n    return this.a;\n  }\n}\n", None),
     ],
 )
 def test_a_javascript_line_whose_brace_a_closer_below_needs_is_found(prefix, suffix, expected) -> None:
