@@ -29,6 +29,7 @@ from engine.workspace.retrieve import Draft, WorkspaceContext
 from engine.context_cache import ContextCache
 from engine.context_window import ContextWindow, context_window, prefix_tail
 from engine.healing import Healing
+from engine.copying import CopyIndex
 from engine.runs import NgramTable
 from engine.ending import ending_tokens
 from engine.precision import bucket_rows, compute_dtype
@@ -222,6 +223,7 @@ class InfillRun:
             # bare block (`{` alone, `return x; {`) or nothing (docs/sampler.md).
             self.schedule.insert(1, (cfg, replace(modes, header=True)))
         self.first_logits: Optional[torch.Tensor] = None  # the request's first pass, kept while a header candidate may follow (`_header_seed`)
+        self._copy_index: Optional[CopyIndex] = None  # the copy rule's index of the request's text, shared by its candidates
         self.attempt = 0
         self.refused = 0  # candidates whose text the syntax check refused (commits vetoed, or the final check)
         self.final: Optional[DenoiseStep] = None  # the last step, once the request is answered
@@ -268,7 +270,9 @@ class InfillRun:
                 self.attempt -= 1
                 del self.schedule[self.attempt]
                 return self._begin(forwards, passes_before, written)
-        run = Denoising.begin(self.engine.tokenizer, settings, request.around, request.start, forwards, modes, first_width=self.drafts.width if self.drafts else 0)
+        run = Denoising.begin(self.engine.tokenizer, settings, request.around, request.start, forwards, modes, first_width=self.drafts.width if self.drafts else 0,
+                              copy_index=self._copy_index)
+        self._copy_index = run.copy_index or self._copy_index  # the same surroundings for every candidate: built once
         for position, token in enumerate(seed):
             run.canvas.commit(position, token)
         run.step, run.written = passes_before, written

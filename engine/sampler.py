@@ -404,9 +404,12 @@ class Denoising:
     work: Optional[Callable[[], float]] = None  # seconds of the request's own work so far (a WorkClock); None: wall time since `start`
 
     @classmethod
-    def begin(cls, tok: Tokenizer, settings: SamplerSettings, around: Surroundings, start: float, forwards: int, modes: Modes = Modes(), first_width: int = 0) -> "Denoising":
+    def begin(cls, tok: Tokenizer, settings: SamplerSettings, around: Surroundings, start: float, forwards: int, modes: Modes = Modes(), first_width: int = 0,
+              copy_index: Optional[CopyIndex] = None) -> "Denoising":
         """The state before the first pass: a first block of masks (none for max_tokens 0),
-        or `first_width` masks (room for the drafts the first pass judges, engine/drafts.py)."""
+        or `first_width` masks (room for the drafts the first pass judges, engine/drafts.py).
+        `copy_index`: one built from the same `around` by an earlier candidate (it is only
+        read), instead of building it again."""
         first_allowed = None
         if around.first_text:
             first_allowed = torch.zeros(tok.vocab_size, dtype=torch.bool)
@@ -419,7 +422,7 @@ class Denoising:
             constraint=around.constraint if settings.constrained else None,
             prefix=around.prefix,
             suffix=around.suffix,
-            copy_index=CopyIndex(around.copy_source, tok.special_ids, around.copy_suffix, around.copy_workspace) if copies else None,
+            copy_index=(copy_index or CopyIndex(around.copy_source, tok.special_ids, around.copy_suffix, around.copy_workspace)) if copies else None,
             generator=torch.Generator().manual_seed(settings.seed) if settings.temperature > 0 else None,
             start=start,
             forwards=forwards,
