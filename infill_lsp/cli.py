@@ -273,7 +273,9 @@ def open_workspace(folder: Path, log: TextIO) -> Any:
     except NotADirectoryError as exc:
         raise InfillError(f"--workspace: {exc}") from None
     index.refresh(progress=_index_progress(log))
-    return WorkspaceContext(index, wait_for_tables=True)  # one request: the copy rule's table is built for it, as in `infill batch`
+    # One request: the copy rule's table of the workspace (engine/workspace/ngrams.py) is not
+    # built for it (seconds on a large repository, for one line; docs/workspace.md).
+    return WorkspaceContext(index)
 
 
 def _index_progress(log: TextIO, every: float = 2.0) -> Callable[[int, int, str], None]:

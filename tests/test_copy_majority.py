@@ -193,3 +193,19 @@ def test_the_table_follows_the_index_when_a_file_changes(eng, tmp_path: Path) ->
     gadget = tok.encode("a = make_gadget(1)")[4]  # the token after "a", " =", " make", "_"
     assert again is not first and again.guess(left) == gadget
     index.close()
+
+
+def test_an_editor_s_table_is_rebuilt_at_most_every_so_often(tmp_path: Path, monkeypatch) -> None:
+    _write(tmp_path, {"a.py": "aaa bbb\n"})
+    holder = WorkspaceNgrams()
+    encode = lambda text: [ord(c) for c in text]  # noqa: E731
+    first = holder.get(1, lambda: [(tmp_path / "a.py", (1, 8))], encode, SPECIAL, wait=True)
+    (tmp_path / "a.py").write_text("ccc ddd\n")
+    files = [(tmp_path / "a.py", (2, 8))]
+    assert holder.get(2, lambda: files, encode, SPECIAL) is first  # just built: the stale table, no new build
+    assert holder.building is None
+    monkeypatch.setattr(ngrams_module, "REBUILD_AFTER_S", 0.0)
+    holder.get(2, lambda: files, encode, SPECIAL)
+    assert holder.building is not None
+    holder.building.join(10)
+    assert holder.table is not first and holder.generation == 2

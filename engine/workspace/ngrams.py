@@ -16,6 +16,7 @@ thread, when the index changes, re-tokenizing only the files that changed.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -25,6 +26,7 @@ from engine.runs import NgramTable
 
 MAX_TOKENS = 1_000_000  # tokens indexed at most (~40 MB of tables); files past it are left out
 MAX_FILE_BYTES = 512 * 1024  # a larger file is data, not code to copy from
+REBUILD_AFTER_S = 30.0  # an editor's table is rebuilt at most this often: a save costs a second of CPU on a large workspace, a stale table nothing
 
 
 class WorkspaceNgrams:
@@ -33,9 +35,9 @@ class WorkspaceNgrams:
     signature changed is read and tokenized again.
 
     `get(..., wait=False)` never makes a request wait for a build: it starts one in a
-    thread and answers with the table it has (None before the first is done), so an
-    editor's first completions after opening a folder or saving a file do not pay for it.
-    `wait=True` (batch runs, benchmarks) builds before answering: the same answers every run."""
+    thread (at most every REBUILD_AFTER_S) and answers with the table it has (None before the
+    first is done), so an editor's completions after opening a folder or saving a file do not
+    pay for it. `wait=True` (`infill batch`) builds before answering: the same answers every run."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -44,6 +46,7 @@ class WorkspaceNgrams:
         self.signature: object = None  # the files (path, signature) it was made from
         self.cached: dict[str, tuple[object, np.ndarray]] = {}
         self.building: Optional[threading.Thread] = None
+        self.built_at = 0.0  # time.monotonic() when the table was last made
 
     def get(self, generation: int, files: Callable[[], list[tuple[Path, object]]], encode: Callable[[str], list[int]], special: frozenset[int], *,
             wait: bool = False) -> Optional[NgramTable]:
@@ -53,7 +56,8 @@ class WorkspaceNgrams:
             if self.table is not None and generation == self.generation:
                 return self.table
             if not wait:
-                if self.building is None or not self.building.is_alive():
+                recent = self.table is not None and time.monotonic() - self.built_at < REBUILD_AFTER_S
+                if not recent and (self.building is None or not self.building.is_alive()):
                     self.building = threading.Thread(target=self._build, args=(generation, files, encode, special), name="infill-ngrams", daemon=True)
                     self.building.start()
                 return self.table
@@ -96,3 +100,4 @@ class WorkspaceNgrams:
         table = NgramTable(kept, special)
         with self.lock:
             self.cached, self.signature, self.generation, self.table = cached, signature, generation, table
+            self.built_at = time.monotonic()
