@@ -209,3 +209,19 @@ def test_an_editor_s_table_is_rebuilt_at_most_every_so_often(tmp_path: Path, mon
     assert holder.building is not None
     holder.building.join(10)
     assert holder.table is not first and holder.generation == 2
+
+
+def test_a_failed_background_build_keeps_the_table_and_the_server(tmp_path: Path, caplog) -> None:
+    _write(tmp_path, {"a.py": "aaa bbb\n"})
+    holder = WorkspaceNgrams()
+    encode = lambda text: [ord(c) for c in text]  # noqa: E731
+    first = holder.get(1, lambda: [(tmp_path / "a.py", (1, 8))], encode, SPECIAL, wait=True)
+    holder.built_at = 0.0  # long ago
+
+    def closed_index() -> list:
+        raise RuntimeError("the index was closed")
+
+    assert holder.get(2, closed_index, encode, SPECIAL) is first
+    assert holder.building is not None
+    holder.building.join(10)
+    assert holder.table is first and "not rebuilt" in caplog.text

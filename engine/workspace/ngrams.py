@@ -15,6 +15,7 @@ thread, when the index changes, re-tokenizing only the files that changed.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from pathlib import Path
@@ -23,6 +24,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from engine.runs import NgramTable
+
+log = logging.getLogger(__name__)
 
 MAX_TOKENS = 1_000_000  # tokens indexed at most (~40 MB of tables); files past it are left out
 MAX_FILE_BYTES = 512 * 1024  # a larger file is data, not code to copy from
@@ -58,7 +61,7 @@ class WorkspaceNgrams:
             if not wait:
                 recent = self.table is not None and time.monotonic() - self.built_at < REBUILD_AFTER_S
                 if not recent and (self.building is None or not self.building.is_alive()):
-                    self.building = threading.Thread(target=self._build, args=(generation, files, encode, special), name="infill-ngrams", daemon=True)
+                    self.building = threading.Thread(target=self._build_quietly, args=(generation, files, encode, special), name="infill-ngrams", daemon=True)
                     self.building.start()
                 return self.table
             building = self.building
@@ -66,6 +69,14 @@ class WorkspaceNgrams:
             building.join()
         self._build(generation, files, encode, special)
         return self.table
+
+    def _build_quietly(self, *args: object) -> None:
+        """`_build` in its thread: a failure (the index closed meanwhile, a file system
+        error) is logged and leaves the table it had; the next request tries again."""
+        try:
+            self._build(*args)  # type: ignore[arg-type]
+        except Exception as error:  # noqa: BLE001 - a background build must not kill the server
+            log.warning("workspace copy table not rebuilt: %s", error)
 
     def _build(self, generation: int, files_of: Callable[[], list[tuple[Path, object]]], encode: Callable[[str], list[int]], special: frozenset[int]) -> None:
         with self.lock:
