@@ -189,11 +189,11 @@ def propose(probs: torch.Tensor, canvas: CanvasState, threshold: float, order: s
         token = pred[pos]
         if token == tok.eom_id and not canvas.end_allowed(pos):
             continue
-        if token == tok.mask_id:
-            continue
+        if token in tok.special_ids and token != tok.eom_id:
+            continue  # the mask would commit nothing, padding or a BOS would write nothing
         eligible.append(Proposal(pos, token, conf[pos]))
     if not eligible:
-        eligible = [_best_text(probs, first, tok.mask_id)]  # the first masked position is always eligible
+        eligible = [_best_text(probs, first, tok)]  # the first masked position is always eligible
     eligible.sort(key=lambda p: -p.confidence)
     chosen = [p for p in eligible if p.confidence >= threshold]
     return chosen or eligible[:1]
@@ -206,10 +206,11 @@ def _best_per_position(probs: torch.Tensor) -> tuple[list[float], list[int]]:
     return conf.tolist(), pred.tolist()
 
 
-def _best_text(probs: torch.Tensor, position: int, mask_id: int) -> Proposal:
-    """The position's most likely token other than the mask itself."""
+def _best_text(probs: torch.Tensor, position: int, tok: Tokenizer) -> Proposal:
+    """The position's most likely token other than a special one (the mask, padding, BOS:
+    they would write nothing); the end of the middle may be it."""
     row = probs[position].clone()
-    row[mask_id] = 0
+    row[[t for t in tok.special_ids if t != tok.eom_id]] = 0
     return Proposal(position, int(row.argmax()), float(row.max()))
 
 
@@ -221,7 +222,7 @@ def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: list[float],
     in this pass instead of spending one more on its end (docs/sampler.md)."""
     tok = canvas.tok
     masked = canvas.masked_positions()
-    run = [_best_text(probs, masked[0], tok.mask_id)]
+    run = [_best_text(probs, masked[0], tok)]
     if run[0].token == tok.eom_id:
         return run
     for pos in masked[1:]:
@@ -229,7 +230,7 @@ def _contiguous_run(probs: torch.Tensor, canvas: CanvasState, conf: list[float],
         ends = token == tok.eom_id
         if ends and not (end_in_run and canvas.end_allowed(pos, {p.position for p in run})):
             break
-        if pos != run[-1].position + 1 or token == tok.mask_id or conf[pos] < threshold:
+        if pos != run[-1].position + 1 or (token in tok.special_ids and not ends) or conf[pos] < threshold:
             break
         run.append(Proposal(pos, token, conf[pos]))
         if ends:
@@ -336,7 +337,7 @@ def _forced(proposals: list[Proposal], probs: torch.Tensor, canvas: CanvasState)
     text token (always writable). Written anyway, so the pass makes progress; the final
     check (accept_final) judges the result."""
     alone = next((p for p in proposals if without_early_ends([p], canvas)), None)
-    return alone if alone is not None else _best_text(probs, canvas.masked_positions()[0], canvas.tok.mask_id)
+    return alone if alone is not None else _best_text(probs, canvas.masked_positions()[0], canvas.tok)
 
 
 def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: Optional[torch.Generator]) -> torch.Tensor:

@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from engine.api import LAST_RESORT_PASSES, WASTE_BOUND, Engine, InfillJob
@@ -97,6 +97,10 @@ def _drive(job: InfillJob, model: FakeLogits, mask_id: int):
     max_edit_passes=st.integers(0, 3),
     candidates=st.integers(1, 3),
     prefix=st.text(alphabet="abc ():=\n", min_size=1, max_size=12),
+)
+@example(  # found by a random search: the contiguous run's first token was padding, a 1-token middle that wrote nothing
+    seed=329, sharpness=0.5, end_bias=0.0, veto=0.0, final_veto=0.0, constrained=False, max_tokens=1, block_size=1, threshold=0.3,
+    order="contiguous", end_in_run=False, edit_threshold=0.2, max_edit_passes=0, candidates=1, prefix=":",
 )
 def test_every_pass_commits_and_forwards_stay_within_written_plus_two_and_returned_plus_the_bound(
     tok, seed, sharpness, end_bias, veto, final_veto, constrained, max_tokens, block_size, threshold, order, end_in_run, edit_threshold, max_edit_passes, candidates, prefix
