@@ -274,8 +274,9 @@ def open_workspace(folder: Path, log: TextIO) -> Any:
         raise InfillError(f"--workspace: {exc}") from None
     index.refresh(progress=_index_progress(log))
     # One request: the copy rule's table of the workspace (engine/workspace/ngrams.py) is not
-    # built for it (seconds on a large repository, for one line; docs/workspace.md).
-    return WorkspaceContext(index)
+    # built for it, neither before it (seconds on a large repository, for one line) nor beside
+    # it (the build would slow the request and be thrown away with the process; docs/workspace.md).
+    return WorkspaceContext(index, copy_tables=False)
 
 
 def _index_progress(log: TextIO, every: float = 2.0) -> Callable[[int, int, str], None]:

@@ -225,3 +225,16 @@ def test_a_failed_background_build_keeps_the_table_and_the_server(tmp_path: Path
     assert holder.building is not None
     holder.building.join(10)
     assert holder.table is first and "not rebuilt" in caplog.text
+
+
+def test_a_one_shot_request_builds_no_table(tmp_path: Path, monkeypatch) -> None:
+    import io
+
+    from infill_lsp.cli import open_workspace
+
+    monkeypatch.setenv("INFILL_CACHE_DIR", str(tmp_path / ".cache"))  # the index's database stays in the test's folder
+    _write(tmp_path, {"a.py": "aaa bbb\n"})
+    context = open_workspace(tmp_path, io.StringIO())
+    assert context.ngrams(engine.load().tokenizer) is None
+    assert context.index is not None and not context.index.copy_tables  # nothing started beside it either
+    context.index.close()

@@ -104,6 +104,7 @@ class WorkspaceContext:
     index: Optional[WorkspaceIndex] = None
     buffers: Mapping[str, str] = field(default_factory=dict)
     wait_for_tables: bool = False  # build the copy rule's n-gram table before answering (batch runs) instead of beside them
+    copy_tables: bool = True  # False: no copy table at all (a one-shot `infill complete`: a build beside its one request only slows it)
 
     def drafts(self, prefix: str, suffix: str, filename: Optional[str] = None) -> list[Draft]:
         return drafts_for(self.index, prefix, suffix, filename=filename, buffers=self.buffers)
@@ -112,7 +113,7 @@ class WorkspaceContext:
         """The copy rule's table of the indexed files' token runs in `tokenizer`'s ids
         (engine/workspace/ngrams.py), kept on the index for the next request; None without
         an index, or while the first table is still being built (unless `wait_for_tables`)."""
-        if self.index is None:
+        if self.index is None or not self.copy_tables:
             return None
         holder = self.index.copy_tables.get(tokenizer)
         if holder is None:
