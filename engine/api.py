@@ -607,7 +607,7 @@ class InfillJob:
         self.prefix, self.healing = Healing.at_cursor(prefix, engine.tokenizer, whitespace=cfg.heal_cursor, word=cfg.heal_word and cfg.max_tokens > 0)
         self.cancel, self.cross_file, self.cache_key, self.language = cancel, cross_file, cache_key, language
         self.drafts = tuple(drafts)  # lines the workspace proposes, judged by the first pass (engine/drafts.py)
-        self.copy_table = copy_table  # the workspace's token runs, where the copy rule looks last (engine/workspace/ngrams.py)
+        self.copy_table = copy_table  # the workspace's token runs, where the copy rule looks first (engine/workspace/ngrams.py)
         self.run: Optional[InfillRun] = None
         self.reused = 0
         self.work = WorkClock()  # this request's own work: its calls below, and its share of passes shared with others (`charge`)

@@ -4,9 +4,8 @@ Rule 6 (`copy_mix`): at the first masked position, whose left side is all text, 
 longest run of the last 2-4 tokens that also occurs in the workspace's files or the prefix
 (or the suffix) proposes the token that followed it there (`CopyIndex`: where the run's
 continuations agree, an NgramTable's majority; else the latest occurrence); the guess is
-mixed into the model's
-probabilities with weight `copy_weight` (a pointer-style mixture from token ids, no
-extra forward pass). Rule 7 (`extend_by_copy`): after a pass's commits, the masked
+mixed into the model's probabilities with weight `copy_weight` (a pointer-style mixture
+from token ids, no extra forward pass). Rule 7 (`extend_by_copy`): after a pass's commits, the masked
 positions right after them take the continued guess while it is among the model's
 `copy_run_top` most likely tokens there and the constraint allows it.
 """
@@ -22,6 +21,7 @@ from engine.types import CanvasChange
 
 if TYPE_CHECKING:
     from engine.sampler import CanvasState, Denoising
+
 
 class CopyIndex:
     """The copy rule's guesses: majorities first, then the latest occurrence. A run of 2-4
