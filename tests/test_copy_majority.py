@@ -132,7 +132,7 @@ def test_an_editor_s_request_does_not_wait_for_the_build(tmp_path: Path) -> None
     release = threading.Event()
 
     def slow_encode(text: str) -> list[int]:
-        release.wait(10)
+        release.wait()  # the build is held until the request has been answered
         return [ord(c) for c in text]
 
     holder = WorkspaceNgrams()
@@ -140,7 +140,7 @@ def test_an_editor_s_request_does_not_wait_for_the_build(tmp_path: Path) -> None
     assert holder.get(1, lambda: files, slow_encode, SPECIAL) is None  # building in a thread meanwhile
     release.set()
     assert holder.building is not None
-    holder.building.join(10)
+    holder.building.join()
     assert holder.table is not None and holder.get(1, lambda: files, slow_encode, SPECIAL) is holder.table
 
 
@@ -199,6 +199,7 @@ def test_an_editor_s_table_is_rebuilt_at_most_every_so_often(tmp_path: Path, mon
     _write(tmp_path, {"a.py": "aaa bbb\n"})
     holder = WorkspaceNgrams()
     encode = lambda text: [ord(c) for c in text]  # noqa: E731
+    monkeypatch.setattr(ngrams_module, "REBUILD_AFTER_S", 1e9)  # "just built", however slow the machine
     first = holder.get(1, lambda: [(tmp_path / "a.py", (1, 8))], encode, SPECIAL, wait=True)
     (tmp_path / "a.py").write_text("ccc ddd\n")
     files = [(tmp_path / "a.py", (2, 8))]
@@ -207,23 +208,23 @@ def test_an_editor_s_table_is_rebuilt_at_most_every_so_often(tmp_path: Path, mon
     monkeypatch.setattr(ngrams_module, "REBUILD_AFTER_S", 0.0)
     holder.get(2, lambda: files, encode, SPECIAL)
     assert holder.building is not None
-    holder.building.join(10)
+    holder.building.join()
     assert holder.table is not first and holder.generation == 2
 
 
-def test_a_failed_background_build_keeps_the_table_and_the_server(tmp_path: Path, caplog) -> None:
+def test_a_failed_background_build_keeps_the_table_and_the_server(tmp_path: Path, caplog, monkeypatch) -> None:
     _write(tmp_path, {"a.py": "aaa bbb\n"})
     holder = WorkspaceNgrams()
     encode = lambda text: [ord(c) for c in text]  # noqa: E731
     first = holder.get(1, lambda: [(tmp_path / "a.py", (1, 8))], encode, SPECIAL, wait=True)
-    holder.built_at = 0.0  # long ago
+    monkeypatch.setattr(ngrams_module, "REBUILD_AFTER_S", 0.0)  # any table is old enough to rebuild
 
     def closed_index() -> list:
         raise RuntimeError("the index was closed")
 
     assert holder.get(2, closed_index, encode, SPECIAL) is first
     assert holder.building is not None
-    holder.building.join(10)
+    holder.building.join()
     assert holder.table is first and "not rebuilt" in caplog.text
 
 
