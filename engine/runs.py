@@ -64,8 +64,9 @@ class NgramTable:
         self.tokens = sum(len(f) for f in files)
 
     def guess(self, left: Sequence[int]) -> Optional[int]:
-        """The token that follows the longest run ending `left` that the workspace has seen,
-        when the workspace agrees on it (MIN_SEEN, MIN_SHARE); None otherwise."""
+        """The token that follows the longest run ending `left` that the table's texts hold,
+        when they agree on it (MIN_SEEN, MIN_SHARE); None otherwise, also where that run was
+        seen too seldom (a shorter one is not asked: measured, docs/sampler.md)."""
         for n in COPY_NGRAMS:
             if len(left) < n:
                 continue
