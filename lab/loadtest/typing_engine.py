@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from lab.loadtest.typing_replay import DEFAULT_FILE, keystrokes, typed_stretch
+from lab.loadtest.typing_replay import DEFAULT_FILE, model_directory, stretch_to_type
 
 REPLAY_INTERVAL_MS = 120.0  # typing_replay's default keystroke interval
 SERVER_DEBOUNCE_MS = 15.0  # infill_lsp/config.py's default debounce
@@ -167,19 +166,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
     import engine
 
-    text = args.file.read_text(encoding="utf-8")
-    start, end = typed_stretch(text, args.start, args.chars, args.align)
-    start, typed = keystrokes(text, start, end, args.order)
+    document, start, typed = stretch_to_type(args)
     if not typed:
         print("typing_engine: nothing to type (file too short for --start/--chars)", file=sys.stderr)
         return 2
-    document = text[:start] + text[start + len(typed):]
-    with tempfile.TemporaryDirectory() as scratch:
-        model_dir = args.model
-        if args.tiny:
-            from lab.fixtures.tiny_model import make_tiny_model_dir
-
-            model_dir = make_tiny_model_dir(Path(scratch) / "tiny")
+    with model_directory(args) as model_dir:
         eng = engine.load(model_dir, device="cpu")
         try:
             widths = [int(w) for w in args.widths.split(",")] if args.widths else [eng.lookahead_width]

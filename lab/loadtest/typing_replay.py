@@ -21,7 +21,9 @@ import sys
 import tempfile
 import time
 from concurrent.futures import Future
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from lsprotocol import types
 
@@ -63,21 +65,36 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def stretch_to_type(args: argparse.Namespace) -> tuple[str, int, str]:
+    """(the file without the stretch, where typing starts, the keys), from args' --file,
+    --start, --chars, --align and --order; the keys are "" when the file is too short."""
     text = args.file.read_text(encoding="utf-8")
     start, end = typed_stretch(text, args.start, args.chars, args.align)
     start, typed = keystrokes(text, start, end, args.order)
+    return text[:start] + text[start + len(typed):], start, typed
+
+
+@contextmanager
+def model_directory(args: argparse.Namespace) -> Iterator[Path | None]:
+    """args' --model, or with --tiny a tiny random model made for the run (removed after);
+    None: the embedded model."""
+    if not args.tiny:
+        yield args.model
+        return
+    from lab.fixtures.tiny_model import make_tiny_model_dir
+
+    with tempfile.TemporaryDirectory() as scratch:
+        yield make_tiny_model_dir(Path(scratch) / "tiny")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    initial, start, typed = stretch_to_type(args)
     if not typed:
         print("bench_typing: nothing to type (file too short for --start/--chars)", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as scratch:
-        model_dir = args.model
-        if args.tiny:
-            from lab.fixtures.tiny_model import make_tiny_model_dir
-
-            model_dir = make_tiny_model_dir(Path(scratch) / "tiny")
-        summary = run_session(text[:start] + text[start + len(typed):], start, typed, model_dir, args)
+    with model_directory(args) as model_dir:
+        summary = run_session(initial, start, typed, model_dir, args)
     summary["order"] = args.order
     summary["file"] = str(args.file)
     summary["typed_chars"] = len(typed)
