@@ -55,8 +55,9 @@ def collect(n: int, engine_answers: bool) -> list[dict]:
             with eng.lock:
                 job.prepare()
                 found = job.run.drafts if job.run is not None else None
-                if found is not None:  # the request's first pass, as the engine runs it
-                    check = verify(job.forward(torch.tensor(job.canvas_ids())), found)
+                ids = job.canvas_ids() if found is not None else None  # None: answered before any pass (an over-indented line)
+                if found is not None and ids is not None:  # the request's first pass, as the engine runs it
+                    check = verify(job.forward(torch.tensor(ids)), found)
                     for draft, feats in zip(found.drafts, check.features):
                         record["drafts"].append({"line": draft.line, "features": feats, "right": draft.line == item.reference})
             if engine_answers:
