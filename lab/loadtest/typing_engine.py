@@ -10,8 +10,8 @@ keystrokes reach the model, and one slow request makes the next one wait. This t
 the engine for every keystroke of the same typed stretch (the same file, `--start`,
 `--chars`, `--align`, `--order`), one after another with the document's context cache as
 the server keeps it (`cache_key`), and times each request alone: its milliseconds, its
-forward passes, and the milliseconds spent in the model's forward calls, the final syntax
-check and the commit check. `--budget-ms` (default: the replay's 120 ms keystroke interval
+forward passes, and the CPU milliseconds spent in the model's forward calls, the final
+syntax check and the commit check (lab.concurrency.breakdown's Meter). `--budget-ms` (default: the replay's 120 ms keystroke interval
 less the server's 15 ms debounce) counts the requests that could not have answered before
 the next keystroke.
 
@@ -26,12 +26,12 @@ import argparse
 import statistics
 import sys
 import time
-from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Iterator, Optional
 
+from lab.concurrency.breakdown import Meter
 from lab.loadtest.typing_replay import DEFAULT_FILE, model_directory, stretch_to_type
 
 REPLAY_INTERVAL_MS = 120.0  # typing_replay's default keystroke interval
@@ -58,42 +58,20 @@ class Round:
         return sum(k.ms for k in self.keys) / 1000
 
 
-class PartTimer:
-    """Wall milliseconds per part, summed over the calls wrapped (`wrap`) while on."""
+@contextmanager
+def metered(eng: Any) -> Iterator[Meter]:
+    """The engine's forward calls and the syntax checks under lab.concurrency.breakdown's
+    Meter (CPU seconds of this thread per part) while inside."""
+    from grammars.constraint import TreeSitterConstraint
 
-    def __init__(self) -> None:
-        self.ms: dict[str, float] = defaultdict(float)
-        self._undo: list[Callable[[], None]] = []
-
-    def wrap(self, owner: Any, attribute: str, part: str) -> None:
-        original = getattr(owner, attribute)
-        own = attribute in vars(owner)
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                self.ms[part] += (time.perf_counter() - started) * 1000
-
-        setattr(owner, attribute, timed)
-        self._undo.append((lambda: setattr(owner, attribute, original)) if own else (lambda: delattr(owner, attribute)))
-
-    @contextmanager
-    def installed(self, eng: Any) -> Iterator["PartTimer"]:
-        from grammars.constraint import TreeSitterConstraint
-
-        for name in ("encode_context", "encode_with_canvas", "canvas_logits", "canvas_logits_many"):
-            if hasattr(eng.model, name):
-                self.wrap(eng.model, name, "forward")
-        self.wrap(TreeSitterConstraint, "accept_final", "final_check")
-        self.wrap(TreeSitterConstraint, "allows", "commit_check")
-        try:
-            yield self
-        finally:
-            for undo in reversed(self._undo):
-                undo()
-            self._undo.clear()
+    meter = Meter()
+    undo = [meter.wrap(eng.model, name, "forward") for name in ("encode_context", "encode_with_canvas", "canvas_logits", "canvas_logits_many") if hasattr(eng.model, name)]
+    undo += [meter.wrap(TreeSitterConstraint, "accept_final", "final_check"), meter.wrap(TreeSitterConstraint, "allows", "commit_check")]
+    try:
+        yield meter
+    finally:
+        for restore in reversed(undo):
+            restore()
 
 
 def run_round(eng: Any, document: str, cursor: int, typed: str, filename: str, width: int, **settings: Any) -> Round:
@@ -104,16 +82,15 @@ def run_round(eng: Any, document: str, cursor: int, typed: str, filename: str, w
     eng.lookahead_width = width
     eng.forget_context()
     keys: list[Keystroke] = []
-    timer = PartTimer()
-    with timer.installed(eng):
+    with metered(eng) as meter:
         for char in typed:
             document = document[:cursor] + char + document[cursor:]
             cursor += len(char)
-            timer.ms.clear()
+            meter.seconds.clear()
             started = time.perf_counter()
             result = run_to_end(eng.stream(document[:cursor], document[cursor:], cache_key="typing", filename=filename, **settings))
             ms = (time.perf_counter() - started) * 1000
-            keys.append(Keystroke(ms, result.forwards, result.middle, result.stop_reason, {p: timer.ms.get(p, 0.0) for p in PARTS}))
+            keys.append(Keystroke(ms, result.forwards, result.middle, result.stop_reason, {p: meter.seconds.get(p, 0.0) * 1000 for p in PARTS}))
     return Round(width, keys)
 
 
