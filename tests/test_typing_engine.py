@@ -52,3 +52,5 @@ def test_a_round_asks_every_keystroke_and_the_same_width_answers_the_same(tmp_pa
 def test_bad_arguments_are_a_clear_error(capsys) -> None:
     assert typing_engine.main(["--tiny", "--rounds", "0"]) == 2
     assert "--rounds" in capsys.readouterr().err
+    assert typing_engine.main(["--tiny", "--chars", "3", "--widths", "3,-1"]) == 2
+    assert "--widths" in capsys.readouterr().err

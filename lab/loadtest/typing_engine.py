@@ -28,11 +28,10 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from lab.concurrency.breakdown import Meter
-from lab.loadtest.typing_replay import DEFAULT_FILE, model_directory, stretch_to_type
+from lab.loadtest.typing_replay import DEFAULT_FILE, add_model_arguments, add_stretch_arguments, model_directory, stretch_to_type
 
 REPLAY_INTERVAL_MS = 120.0  # typing_replay's default keystroke interval
 SERVER_DEBOUNCE_MS = 15.0  # infill_lsp/config.py's default debounce
@@ -95,7 +94,8 @@ def run_round(eng: Any, document: str, cursor: int, typed: str, filename: str, w
 
 
 def summarize(rounds: list[Round], budget_ms: float) -> list[dict[str, Any]]:
-    """Per width: rounds pooled (totals are per round, medians over rounds)."""
+    """Per width: its rounds pooled (totals, over-budget counts and differing middles per round;
+    percentiles and per-keystroke means over all its keystrokes)."""
     reference = rounds[0].keys
     out = []
     for width in dict.fromkeys(r.width for r in rounds):
@@ -121,18 +121,12 @@ def summarize(rounds: list[Round], budget_ms: float) -> list[dict[str, Any]]:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m lab.loadtest.typing_engine", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--file", type=Path, default=DEFAULT_FILE, help="the file to type (default: the replay's)")
-    p.add_argument("--start", type=float, default=0.5)
-    p.add_argument("--chars", type=int, default=200)
-    p.add_argument("--align", choices=["statements", "lines", "none"], default="statements")
-    p.add_argument("--order", choices=["as-written", "enter-first"], default="as-written")
+    add_stretch_arguments(p, chars=200)
     p.add_argument("--widths", default=None, help="drafted canvases per pass, comma-separated (default: the engine's)")
     p.add_argument("--rounds", type=int, default=1, help="rounds per width, alternating (default 1)")
     p.add_argument("--unconstrained", action="store_true", help="the syntax constraint off (a random model's tokens rarely parse)")
     p.add_argument("--budget-ms", type=float, default=REPLAY_INTERVAL_MS - SERVER_DEBOUNCE_MS)
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
-    group.add_argument("--tiny", action="store_true", help="a tiny random model made on the fly")
+    add_model_arguments(p)
     return p
 
 
@@ -152,7 +146,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         try:
             widths = [int(w) for w in args.widths.split(",")] if args.widths else [eng.lookahead_width]
         except ValueError:
-            print(f"typing_engine: --widths must be whole numbers, not {args.widths!r}", file=sys.stderr)
+            widths = []
+        if not widths or any(not 0 <= w <= 16 for w in widths):
+            print(f"typing_engine: --widths must be whole numbers from 0 to 16, not {args.widths!r}", file=sys.stderr)
             return 2
         rounds = []
         for round_ in range(args.rounds):

@@ -35,11 +35,11 @@ from infill_lsp.text import UTF16, TextDocument
 DEFAULT_FILE = Path(suggestion_cache.__file__)  # real code, shipped with the package
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m lab.loadtest.typing_replay", description=__doc__.split("\n\n")[0])
+def add_stretch_arguments(parser: argparse.ArgumentParser, chars: int) -> None:
+    """--file, --start, --chars, --align, --order: what is typed (`stretch_to_type`)."""
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE, help="the file to type (default: %(default)s)")
     parser.add_argument("--start", type=float, default=0.5, help="where the typed stretch starts, as a fraction of the file")
-    parser.add_argument("--chars", type=int, default=300, help="characters to type")
+    parser.add_argument("--chars", type=int, default=chars, help="characters to type (default: %(default)s)")
     parser.add_argument("--align", choices=["statements", "lines", "none"], default="statements",
                         help="statements: whole lines whose removal leaves the file parsing (Python; default); "
                         "lines: whole lines; none: exactly --chars characters from --start")
@@ -48,6 +48,18 @@ def _parser() -> argparse.ArgumentParser:
                         "the next line, on the cursor's line); enter-first: a newline first, then each line "
                         "(the way an editor user writes new lines: Enter at the end of the line above, then type), "
                         "so the cursor's line ends where its text does. The same text at the end either way")
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """--model or --tiny: the model that answers (`model_directory`)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
+    group.add_argument("--tiny", action="store_true", help="use a tiny random model made on the fly (for quick runs)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m lab.loadtest.typing_replay", description=__doc__.split("\n\n")[0])
+    add_stretch_arguments(parser, chars=300)
     parser.add_argument("--interval-ms", type=float, default=120.0, help="time between keystrokes")
     parser.add_argument("--debounce-ms", type=float, default=None, help="server debounce (default: the server's)")
     parser.add_argument("--max-tokens", type=int, default=None, help="sampler max_tokens")
@@ -56,9 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         help="turn the syntax constraint off (a random model's tokens rarely parse, so with --tiny "
         "the constraint retries until it gives up, which measures the constraint, not the server)",
     )
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--model", type=Path, default=None, help="model directory (default: the embedded model)")
-    group.add_argument("--tiny", action="store_true", help="use a tiny random model made on the fly (for quick runs)")
+    add_model_arguments(parser)
     parser.add_argument("--json", type=Path, default=None, help="also write the summary here")
     parser.add_argument("--no-drafts", action="store_true", help="no workspace drafts (the workspaceDrafts setting off)")
     parser.add_argument("--workspace", type=Path, default=None, help="the workspace folder the server indexes (default: none; the open file's own lines still give drafts)")
