@@ -1,0 +1,178 @@
+"""What users get on their own code: real lines of packages outside the corpus, scored.
+
+    python -m lab.workspace.real_lines --set aside --workspace      # the README's figure
+    python -m lab.workspace.real_lines --set tune --workspace --n 50 # tuning packages only
+    python -m lab.workspace.real_lines --set aside                   # no workspace index
+
+Seeded non-trivial lines of the pinned packages in lab/workspace/lines.py (TUNE for tuning,
+ASIDE only for reporting); the cursor goes after the line's indentation and the rest of the
+line is the middle to write. With --workspace each package gets one copy of its source tree
+with every sampled line blanked, passed as the request's workspace (and the request's own
+prefix and suffix come from that copy, so no request holds another item's answer); without
+it the request sees the original file. One `infill batch` run answers every item; the score
+is exact match of the answer's first line (stripped), empty answers and tokens per forward,
+per package and overall, beside a model-free baseline: the line that most often follows the
+same previous line elsewhere in the blanked workspace.
+
+Prints one JSON object last (the same fields as the tool it replaces, so figures compare);
+--dump F writes each item's reference and answer as JSONL for lab/workspace/novelty.py and
+lab/workspace/compiled.py. The packages come from PyPI and npm once, into
+$REAL_LINES_CACHE (default /tmp/real-lines-cache).
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+from lab.workspace.lines import ASIDE, PACKAGES, TUNE, Item, blanked_copy, sample
+
+SOURCE_SUFFIXES = (".py", ".js", ".mjs", ".cjs")
+SETS = {"tune": TUNE, "aside": ASIDE, "all": PACKAGES}
+
+
+@dataclass
+class PackageScore:
+    n: int = 0
+    exact: int = 0
+    empty: int = 0
+    prev_line_baseline: Optional[int] = None
+
+
+def first_line(middle: str) -> str:
+    """The answer as scored: its first line, stripped ('' for an empty answer)."""
+    return middle.split("\n")[0].strip() if middle.strip() else ""
+
+
+def previous_line_baseline(workspace: Path, picks: list[tuple[Path, int]], references: list[str]) -> int:
+    """Model-free: how many picks the line that most often follows the same previous
+    non-blank line in the blanked workspace gets right."""
+    follows: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for path in sorted(workspace.rglob("*")):
+        if path.is_file() and path.suffix in SOURCE_SUFFIXES:
+            previous = ""
+            for line in path.read_text(errors="replace").split("\n"):
+                if line.strip():
+                    follows[previous][line.strip()] += 1
+                    previous = line.strip()
+    hits = 0
+    for (relative, i), reference in zip(picks, references):
+        seen = (workspace / relative).read_text(errors="replace").split("\n")
+        previous = next((line.strip() for line in reversed(seen[:i]) if line.strip()), "")
+        counter = follows.get(previous)
+        hits += bool(counter) and counter.most_common(1)[0][0] == reference
+    return hits
+
+
+def build_items(names: Iterable[str], n: int, into: Path, workspace: bool) -> tuple[list[Item], dict[str, int]]:
+    """The items of each package and, with a workspace, each package's baseline hits."""
+    items, baseline = [], {}
+    for name in names:
+        root, picks = sample(name, n)
+        copy = blanked_copy(root, picks, into / name) if workspace else None
+        references = [(root / rel).read_text(errors="replace").split("\n")[i].strip() for rel, i in picks]
+        if copy is not None:
+            baseline[name] = previous_line_baseline(copy, picks, references)
+        for (relative, i), reference in zip(picks, references):
+            lines = ((copy or root) / relative).read_text(errors="replace").split("\n")
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            items.append(Item(f"{name}:{relative}:{i + 1}", name, PACKAGES[name].language, reference,
+                              "\n".join(lines[:i] + [indent]), "\n" + "\n".join(lines[i + 1:]),
+                              str(copy) if copy else "", str(copy / relative) if copy else ""))
+    return items, baseline
+
+
+def request(item: Item) -> dict:
+    """The item as one `infill batch` input line."""
+    line = {"id": item.id, "language": item.language, "prefix": item.prefix, "suffix": item.suffix}
+    if item.workspace:
+        line["workspace"], line["filename"] = item.workspace, item.filename
+    return line
+
+
+def score(items: list[Item], answers: dict[str, dict], baseline: dict[str, int]) -> dict:
+    """The summary: overall and per package exact match, empty answers, tokens per forward."""
+    per: dict[str, PackageScore] = {}
+    tokens = forwards = errors = 0
+    for item in items:
+        answer = answers.get(item.id, {})
+        errors += (not answer) or ("error" in answer)
+        middle = answer.get("middle") or ""
+        entry = per.setdefault(item.package, PackageScore())
+        entry.n += 1
+        entry.exact += first_line(middle) == item.reference
+        entry.empty += not middle.strip()
+        tokens += answer.get("tokens") or 0
+        forwards += answer.get("forwards") or 0
+    for name, hits in baseline.items():
+        per[name].prev_line_baseline = hits
+    total = sum(s.n for s in per.values())
+    python = [s for name, s in per.items() if PACKAGES[name].language == "python"]
+    python_n = sum(s.n for s in python)
+    return {"workspace": any(item.workspace for item in items), "n": total, "errors": errors,
+            "exact_match": round(sum(s.exact for s in per.values()) / max(total, 1), 4),
+            "exact_match_python": round(sum(s.exact for s in python) / max(python_n, 1), 4),
+            "empty": sum(s.empty for s in per.values()),
+            "tokens_per_forward": round(tokens / max(forwards, 1), 3),
+            "per_package": {name: {k: v for k, v in asdict(s).items() if v is not None} for name, s in per.items()}}
+
+
+def run_batch(command: list[str], items: list[Item]) -> tuple[dict[str, dict], str]:
+    """Every item through one `infill batch` process (`command`): (answers by id, its stderr)."""
+    stdin = "".join(json.dumps(request(item)) + "\n" for item in items)
+    done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=7200)
+    answers = {}
+    for line in done.stdout.splitlines():
+        try:
+            answer = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        answers[answer.get("id")] = answer
+    return answers, done.stderr
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lab.workspace.real_lines", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="aside", help="which packages (default: the kept-aside ones)")
+    parser.add_argument("--package", action="append", default=None, choices=sorted(PACKAGES), help="only these packages (repeatable)")
+    parser.add_argument("--n", type=int, default=100, help="lines a package (default 100)")
+    parser.add_argument("--workspace", action="store_true", help="each package, its sampled lines blanked, as the workspace")
+    parser.add_argument("--infill", default=str(Path(sys.executable).with_name("infill")), help="the infill command (default: beside this Python)")
+    parser.add_argument("--model", default=None, help="model directory passed to infill batch")
+    parser.add_argument("--dump", type=Path, default=None, help="write each item's reference and answer (JSONL)")
+    args = parser.parse_args(argv)
+    if args.n < 1:
+        parser.error("--n must be at least 1")
+    names = args.package or list(SETS[args.set])
+    command = [args.infill, "batch"] + (["--model", args.model] if args.model else [])
+    into = Path(tempfile.mkdtemp(prefix="real-lines-"))
+    try:
+        print(f"-- sampling {args.n} lines of {', '.join(names)}", file=sys.stderr, flush=True)
+        items, baseline = build_items(names, args.n, into, args.workspace)
+        print(f"-- answering {len(items)} lines with `{' '.join(command)}`", file=sys.stderr, flush=True)
+        answers, stderr = run_batch(command, items)
+    finally:
+        shutil.rmtree(into, ignore_errors=True)
+    summary = score(items, answers, baseline)
+    if summary["errors"]:
+        summary["stderr_tail"] = stderr[-300:]
+    if args.dump:
+        with args.dump.open("w") as out:
+            for item in items:
+                answer = answers.get(item.id, {})
+                out.write(json.dumps({"id": item.id, "reference": item.reference, "middle": answer.get("middle") or "",
+                                      "stop_reason": answer.get("stop_reason"), "forwards": answer.get("forwards"),
+                                      "error": answer.get("error")}) + "\n")
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
