@@ -4,8 +4,11 @@ Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_to
              "workspace"?: str (a folder: the line's drafts come from its index, docs/workspace.md), "filename"?: str (the file being
              edited, inside the workspace: its text on disk is replaced by prefix + suffix; its extension names the language)}
 Output line: {"id", "middle", "tokens", "forwards", "ms", ...more figures} — one per input
-line (a blank one too), in input order. A bad line (unknown language included) yields
-{"id": ... or null, "error": "..."} and the batch goes on. Model loading is excluded from
+line (a blank one too), in input order, with the language used (`language`, and
+`language_source`: "request" for the line's or --language, else "filename", else
+"detected" from prefix + suffix, else "none": unconstrained). A bad line (unknown language,
+a workspace that cannot be indexed included) yields {"id": ... or null, "error": "..."}
+and the batch goes on. Model loading is excluded from
 every line's `ms`. The settings are checked by the engine's one schema
 (`engine.types.check_knobs`), max_tokens's bound included.
 """
@@ -15,6 +18,7 @@ import itertools
 import json
 import os
 import queue
+import sqlite3
 import sys
 from collections import deque
 from pathlib import Path
@@ -86,31 +90,56 @@ class WorkspaceError(ValueError):
 
 class BatchWorkspaces:
     """The workspace indexes of one batch: each folder is indexed once, on its first line
-    (progress on stderr), and kept for the lines after it."""
+    (progress on stderr), and kept for the lines after it. A folder that cannot be indexed
+    fails its lines, never the batch: the failure is kept, so later lines naming the same
+    folder get the same error without a second attempt."""
 
     def __init__(self, log: IO[str] = sys.stderr) -> None:
         self.indexes: dict[str, Any] = {}
+        self.failed: dict[str, str] = {}  # folder -> why it could not be indexed
         self.log = log
 
     def context(self, folder: Optional[str], filename: Optional[str]) -> Any:
         """The WorkspaceContext for a line (None without a workspace); WorkspaceError when
-        the folder is not one or the file lies outside it."""
+        the folder is not one, cannot be indexed, or the file lies outside it."""
         if folder is None:
             return None
-        from engine.workspace import WorkspaceContext, WorkspaceIndex
+        from engine.workspace import WorkspaceContext
 
         root = os.path.realpath(folder)
         if not os.path.isdir(root):
             raise WorkspaceError(f"workspace {folder!r} is not a folder")
         if filename is not None and os.path.relpath(os.path.realpath(filename), root).startswith(".."):
             raise WorkspaceError(f"filename {filename!r} is not inside the workspace {folder!r}")
+        if root in self.failed:
+            raise WorkspaceError(self.failed[root])
         if root not in self.indexes:
+            try:
+                self.indexes[root] = self._index(folder, root)
+            except WorkspaceError as error:
+                self.failed[root] = str(error)
+                raise
+        return WorkspaceContext(self.indexes[root], wait_for_tables=True)  # the same answers every run
+
+    def _index(self, folder: str, root: str) -> Any:
+        """The folder's fresh index, its report on the log; WorkspaceError saying why not."""
+        from engine.workspace import WorkspaceIndex
+
+        try:
             index = WorkspaceIndex(root)
             report = index.refresh()
-            for line in report.lines_of_text():
-                print(f"infill batch: {line}", file=self.log, flush=True)
-            self.indexes[root] = index
-        return WorkspaceContext(self.indexes[root], wait_for_tables=True)  # the same answers every run
+        except (OSError, ValueError, InfillError, sqlite3.Error) as error:  # `/` or home (WorkspaceRefused), a cache that cannot be written
+            raise WorkspaceError(f"workspace {folder!r} cannot be indexed: {_reason(error)}") from None
+        for line in report.lines_of_text():
+            print(f"infill batch: {line}", file=self.log, flush=True)
+        return index
+
+
+def _reason(error: BaseException) -> str:
+    """An exception in a few words: an OSError's reason and file, else its message."""
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.strerror}: {error.filename}" if error.filename else error.strerror
+    return str(error) or type(error).__name__
 
 
 def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None, language: Optional[str] = None, max_batch: Optional[int] = None) -> int:
@@ -159,7 +188,11 @@ def run_batch(stdin: IO[str], stdout: IO[str], model_dir: Optional[Path] = None,
                 pending.append((item_id, {"id": item_id, "error": str(exc)}))
             else:
                 done: queue.SimpleQueue = queue.SimpleQueue()
-                call = InfillCall(request.pop("prefix"), request.pop("suffix"), request.pop("language") or language, request, filename=filename, workspace=context)
+                # The language: the line's, else --language, else "filename"'s extension, else
+                # detected from prefix + suffix, as the HTTP API does (engine/language.py); the
+                # output line's `language` and `language_source` say which.
+                call = InfillCall(request.pop("prefix"), request.pop("suffix"), request.pop("language") or language, request,
+                                  filename=filename, detect_language=True, workspace=context)
                 # A line's context is never reused by another line (engine/api.py _reusable):
                 # dropped once the line is answered, not kept (megabytes each) to the end.
                 worker.submit(Job(group, number, call, on_done=lambda outcome, done=done, number=number: (worker.forget(group, number), done.put(outcome))))

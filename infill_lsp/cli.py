@@ -178,28 +178,33 @@ def _server_url(args: argparse.Namespace) -> Optional[str]:
         raise InfillError(f"--server: {exc}") from None
 
 
-def _complete_on_server(args: argparse.Namespace, url: str, prefix: str, suffix: str, settings: dict[str, Any]) -> bool:
+def _complete_on_server(args: argparse.Namespace, url: str, prefix: str, suffix: str, settings: dict[str, Any],
+                        workspace: Any = None, filename: Optional[str] = None) -> bool:
     """Ask the running `infill serve` at `url` (issue 35, item 8: no model load, no torch
-    import in this process) and print its answer as a local run does. False, with a line
-    on stderr, when the server cannot answer: the caller then loads the model here."""
-    from infill_lsp.remote import RemoteConfig, RemoteUnavailable, complete_once, read_token
+    import in this process) and print its answer as a local run does. The server never
+    reads this machine's disk, so the workspace travels as the text around its drafts'
+    places (`infill.workspace_snippets`, as `infill lsp --remote` sends it): the server
+    verifies the drafts a local run would. False, with a line on stderr, when the server
+    cannot answer: the caller then loads the model here."""
+    from infill_lsp.remote import RemoteConfig, RemoteUnavailable, complete_once, read_token, snippets_for
 
     try:
         token = read_token(args.server_token_file)
     except ValueError as exc:
         raise InfillError(f"--server-token-file: {exc}") from None
     timeout = settings.get("deadline_seconds", SamplerSettings().deadline_seconds) + 30.0
+    snippets = snippets_for(workspace, prefix, suffix, filename)
     try:
         result, model = complete_once(RemoteConfig(url, token, timeout_s=timeout), prefix, suffix, language=args.language,
-                                      filename=str(args.file), settings=settings)
+                                      filename=filename or str(args.file), settings=settings, snippets=snippets)
     except RemoteUnavailable as exc:
         print(f"-- {exc}; loading the model here instead", file=sys.stderr)
         return False
     if args.json:
-        print(json.dumps({**result.to_dict(), "model": model, "server": url}))
+        print(json.dumps({**result.to_dict(), "model": model, "server": url, "snippets_sent": len(snippets)}))
         return True
     _print_middle(result.middle)
-    print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}, model {model} on the server at {url} (no model loaded here)", file=sys.stderr)
+    print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}, model {model} on the server at {url} (no model loaded here; {len(snippets)} workspace snippets sent)", file=sys.stderr)
     if not result.middle.strip():
         print(f"-- {explain_empty(result.stop_reason)}", file=sys.stderr)
     return True
@@ -213,13 +218,20 @@ def _print_middle(middle: str) -> None:
 
 
 def cmd_complete(args: argparse.Namespace) -> int:
+    """The middle at a cursor. Every check of the input (language, file, position, settings,
+    server URL, workspace folder) answers before the model loads: the load takes seconds,
+    most of them `import torch`, and a mistake should not wait for it."""
     _check_language(args.language)
     text = read_source_file(args.file)
     prefix, suffix = split_at(text, args.line, args.column)
     settings = {k: v for k, v in {"max_tokens": args.max_tokens, "constrained": args.constrained, "deadline_seconds": args.deadline}.items() if v is not None}
     SamplerSettings().replace(**settings)  # the schema's bounds, before seconds go into loading the model
     url = _server_url(args)
-    if url is not None and _complete_on_server(args, url, prefix, suffix, settings):
+    folder = None if args.no_workspace else (args.workspace or default_workspace(args.file))
+    workspace = None if folder is None else open_workspace(folder, sys.stderr)
+    # Absolute: the index reads a relative path from the workspace's root, not from here.
+    filename = str(args.file.resolve())
+    if url is not None and _complete_on_server(args, url, prefix, suffix, settings, workspace, filename):
         return 0
     import engine  # torch: most of a call's wall time when the model loads here (`infill complete --help`)
 
@@ -227,9 +239,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
     eng = engine.load(args.model)
     load_ms = (time.perf_counter() - load_start) * 1000
     # The language: --language, else the file's extension, else detected (a script without one).
-    language = {"language": args.language, "filename": str(args.file), "detect_language": True}
-    folder = None if args.no_workspace else (args.workspace or default_workspace(args.file))
-    workspace = None if folder is None else open_workspace(folder, sys.stderr)
+    language = {"language": args.language, "filename": filename, "detect_language": True}
     steps = eng.stream(prefix, suffix, **language, workspace=workspace, **settings)
     result = _run_with_progress(steps, sys.stderr)
     if args.json:
@@ -246,33 +256,48 @@ def cmd_complete(args: argparse.Namespace) -> int:
 
 
 def default_workspace(file: Path) -> Optional[Path]:
-    """The enclosing git repository's root, else the file's folder; None when that folder
-    is the home folder or the file system's root (a file outside any project: indexing all
-    of it is not what was asked)."""
+    """The enclosing git repository's root, else the file's folder; the file's folder also
+    when the repository is the home folder (dotfiles kept in git); None when the folder is
+    the home folder or the file system's root (a file outside any project: indexing all of
+    it is not what was asked)."""
+    from engine.workspace import too_broad
+
     folder = file.resolve().parent
     for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    try:
-        home: Optional[Path] = Path.home().resolve()
-    except (RuntimeError, OSError):
-        home = None
-    if folder == home or folder.parent == folder:
-        print(f"-- {folder} is the home folder or the root: no workspace indexed (--workspace DIR names one)", file=sys.stderr)
+        try:
+            if (candidate / ".git").exists() and too_broad(candidate) is None:
+                return candidate
+        except OSError:  # a folder above that cannot be looked into: no repository known there
+            continue
+    reason = too_broad(folder)
+    if reason is not None:
+        print(f"-- {reason}: no workspace indexed (--workspace DIR names one)", file=sys.stderr)
         return None
     return folder
 
 
 def open_workspace(folder: Path, log: TextIO) -> Any:
     """The folder's index, brought up to date (progress on `log` when it takes a while), as
-    the request's WorkspaceContext."""
-    from engine.workspace import WorkspaceContext, WorkspaceIndex
+    the request's WorkspaceContext; None, with a line on `log`, when the index cannot be
+    opened or written (the completion goes on without it). A folder that is not one, or is
+    too broad to index (`/`, the home folder), is the user's error."""
+    import sqlite3
+
+    from engine.workspace import WorkspaceContext, WorkspaceIndex, WorkspaceRefused
 
     try:
         index = WorkspaceIndex(folder)
-    except NotADirectoryError as exc:
+    except (NotADirectoryError, WorkspaceRefused) as exc:
         raise InfillError(f"--workspace: {exc}") from None
-    index.refresh(progress=_index_progress(log))
+    except (OSError, sqlite3.Error) as exc:  # the cache folder cannot be written, the database is locked
+        print(f"-- the workspace index could not be opened ({type(exc).__name__}: {exc}): completing without it", file=log)
+        return None
+    try:
+        index.refresh(progress=_index_progress(log))
+    except (OSError, sqlite3.Error) as exc:
+        index.close()
+        print(f"-- the workspace could not be indexed ({type(exc).__name__}: {exc}): completing without it", file=log)
+        return None
     # One request: the copy rule's table of the workspace (engine/workspace/ngrams.py) is not
     # built for it, neither before it (seconds on a large repository, for one line) nor beside
     # it (the build would slow the request and be thrown away with the process; docs/workspace.md).
@@ -293,17 +318,19 @@ def _index_progress(log: TextIO, every: float = 2.0) -> Callable[[int, int, str]
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from engine.workspace import WorkspaceIndex
+    from engine.workspace import WorkspaceIndex, forget_index
 
+    if args.forget:  # without opening the index: a folder refused or gone can be forgotten too
+        removed = forget_index(args.folder)
+        if removed is None:
+            print(f"no index of {args.folder.resolve()} to remove")
+        else:
+            print(f"removed the index of {args.folder.resolve()} ({removed})")
+        return 0
     try:
-        index = WorkspaceIndex(args.folder)
+        index = WorkspaceIndex(args.folder)  # WorkspaceRefused (an InfillError) for / or the home folder
     except NotADirectoryError as exc:
         raise InfillError(str(exc)) from None
-    if args.forget:
-        index.close()
-        index.forget()
-        print(f"removed the index of {index.root} ({index.db_path})")
-        return 0
     report = index.refresh(progress=_index_progress(sys.stderr))
     if args.json:
         print(json.dumps({**asdict(report), "index": str(index.db_path)}))
@@ -327,8 +354,11 @@ import torch 2.3-2.8 s, the engine's and grammars' imports 0.2-0.3 s, the weight
 tokenizer 0.2-0.3 s, the completion 0.2-0.4 s. From a script or an editor's external
 command, start `infill serve` once and pass --server http://127.0.0.1:8765 (or set
 INFILL_SERVER, and INFILL_TOKEN to the token it prints): a call then imports no torch
-and loads nothing (0.8-1.4 s there, the same middles). The server's own limits apply
-then (--deadline is not sent). If the server cannot answer, the model loads here."""
+and loads nothing (0.8-1.4 s there, the same middles). The workspace is indexed here and
+the text around its drafts' places goes with the request (the server never reads this
+disk). The server's own limits apply then (--deadline is not sent). If the server cannot
+answer, the model loads here. Mistakes in the input (file, position, settings, a missing
+--workspace folder) are reported before anything loads."""
 
 
 def build_parser() -> argparse.ArgumentParser:

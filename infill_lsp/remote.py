@@ -17,7 +17,8 @@ documents propose drafts from (`workspace_snippets`: a few lines before and afte
 at most MAX_SNIPPETS, MAX_SNIPPET_BYTES in all) under `infill.workspace_snippets`, where
 the server's engine retrieves its drafts from them. Lines that look like a secret
 (engine/workspace/files.py holds_secret: private keys, known token shapes) are dropped
-from the snippets and from the cross-file context before anything is sent.
+from the snippets and from the cross-file context before anything is sent. `infill complete
+--server` sends the same snippets of its workspace (`snippets_for`, `complete_once`).
 
 A superseded or cancelled request closes its HTTP connection, which `infill serve` takes
 as "stop": the engine drops the request at its next pass. Server down, timeouts and a
@@ -34,7 +35,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Hashable, Mapping, Optional, Union
+from typing import Any, Callable, Hashable, Mapping, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
 import httpx
@@ -43,7 +44,7 @@ from engine.types import InfillResult
 from engine.context_window import prefix_tail, suffix_head
 from engine.worker import InfillCall, NextEditCall, Outcome
 from engine.workspace.files import holds_secret
-from engine.workspace.retrieve import AROUND, buffer_lines_around
+from engine.workspace.retrieve import AROUND, WorkspaceContext, buffer_lines_around
 
 from .engine_host import EngineUnavailable
 from .live.protocol import CLIENT_SETTINGS
@@ -324,17 +325,22 @@ def redacted(text: str) -> str:
 
 
 def workspace_snippets(call: InfillCall) -> list[str]:
+    """The snippets of an LSP completion's workspace (`snippets_for`)."""
+    return snippets_for(call.workspace, call.prefix, call.suffix, call.filename)
+
+
+def snippets_for(workspace: Optional[WorkspaceContext], prefix: str, suffix: str, filename: Optional[str]) -> list[str]:
     """The text around each place the request's drafts come from (the index of the
     document's folder, the other open documents): AROUND non-blank lines before the place,
     its line, AROUND after, as indented there; secret-looking lines dropped; in the drafts'
     order (strongest evidence first), each once, at most MAX_SNIPPETS and MAX_SNIPPET_BYTES
-    in all. The request's own document is left out: its text is the prompt and suffix."""
-    workspace = call.workspace
+    in all. The request's own document is left out: its text is the prompt and suffix.
+    `infill lsp --remote` and `infill complete --server` send them alike."""
     if workspace is None:
         return []
-    drafts = workspace.drafts(call.prefix, call.suffix, call.filename)
+    drafts = workspace.drafts(prefix, suffix, filename)
     # Buffer n >= 1 of a draft's places is the n-th other text, as drafts_for numbers them.
-    others = [text for name, text in workspace.buffers.items() if name != call.filename]
+    others = [text for name, text in workspace.buffers.items() if name != filename]
     out: list[str] = []
     used = 0
     for draft in drafts:
@@ -406,14 +412,17 @@ SERVER_ENV = "INFILL_SERVER"  # `infill complete` sends its request to this runn
 
 
 def complete_once(config: RemoteConfig, prefix: str, suffix: str, *, language: Optional[str] = None,
-                  filename: Optional[str] = None, settings: Optional[Mapping[str, Any]] = None) -> tuple[InfillResult, str]:
+                  filename: Optional[str] = None, settings: Optional[Mapping[str, Any]] = None,
+                  snippets: Sequence[str] = ()) -> tuple[InfillResult, str]:
     """One completion from a running server, for `infill complete --server` (issue 35, item 8:
     a CLI call that loads the model spent 2-7 s of its wall time on the load, most of it
     `import torch`, and ~0.3-0.5 s on the completion). The same client as `lsp --remote`
     (GET /v1/models, then POST /v1/completions; RemoteUnavailable with one sentence when the
     server cannot answer); no torch is imported. With no `language` the server picks it as
-    a local run does: from `filename`'s extension, else detected. Returns (the result with
-    the server's figures, the served model's name)."""
+    a local run does: from `filename`'s extension, else detected. `snippets`: the local
+    workspace's text around the drafts' places (`snippets_for`), sent as
+    `infill.workspace_snippets` so the server's drafts are the ones a local run verifies.
+    Returns (the result with the server's figures, the served model's name)."""
     import asyncio
 
     async def ask() -> tuple[InfillResult, str]:
@@ -428,6 +437,8 @@ def complete_once(config: RemoteConfig, prefix: str, suffix: str, *, language: O
                 extension["language"] = language
             if filename:
                 extension["filename"] = Path(filename).name  # the extension is what is read; the path stays here
+            if snippets:
+                extension["workspace_snippets"] = list(snippets)
             body: dict[str, Any] = {"prompt": prefix_tail(prefix, SENT_PREFIX_TOKENS), "suffix": suffix_head(suffix, SENT_SUFFIX_TOKENS),
                                     "stream": False, "model": host._model, **{k: v for k, v in knobs.items() if k in ("max_tokens", "temperature")}}
             if extension:

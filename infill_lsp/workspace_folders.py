@@ -21,7 +21,6 @@ other open documents by path, which win over their files on disk.
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import logging
 import os
 import queue
@@ -36,8 +35,8 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 import grammars
-from engine.workspace import IndexReport, WorkspaceIndex
-from engine.workspace.files import SKIPPED_DIR_GLOBS, SKIPPED_DIRS, _ignore_spec, _ignored
+from engine.workspace import IndexReport, WorkspaceIndex, too_broad
+from engine.workspace.files import walk_reaches
 
 log = logging.getLogger(__name__)
 
@@ -73,27 +72,11 @@ def watched_glob() -> str:
 
 
 def walk_skips(root: Path, path: Path) -> bool:
-    """Whether a refresh's walk (engine/workspace/files.py) would never reach `path`: under a
-    dependency, build or tool folder, or ignored by a .gitignore / .infillignore on its way.
+    """Whether a refresh's walk would never reach `path` (the walk's own rule,
+    engine/workspace/files.py `walk_reaches`: skipped folders, a first-party `vendor/`
+    kept, `.gitignore` / `.infillignore` with their `!` re-includes).
     `WorkspaceIndex.update_file` checks the file itself, not the folders above it."""
-    try:
-        parts = path.relative_to(root).parts
-    except ValueError:
-        return True
-    rules = [(root, spec) for spec in [_ignore_spec(root, (".git/info/exclude",))] if spec]
-    folder = root
-    for i, part in enumerate(parts):
-        own = _ignore_spec(folder, (".gitignore", ".infillignore"))
-        if own:
-            rules = rules + [(folder, own)]
-        here = folder / part
-        last = i == len(parts) - 1
-        if not last and (part in SKIPPED_DIRS or any(fnmatch.fnmatchcase(part, g) for g in SKIPPED_DIR_GLOBS)):
-            return True
-        if _ignored(rules, here, is_dir=not last):
-            return True
-        folder = here
-    return False
+    return not walk_reaches(root, path)
 
 
 class _Stopped(Exception):
@@ -179,11 +162,11 @@ class WorkspaceFolders:
                 if not resolved.is_dir():
                     self.notices.append(f"workspace folder {root} is not a folder: not indexed")
                 continue
-            if resolved == _home() or resolved.parent == resolved:
+            broad = too_broad(resolved)
+            if broad is not None:
                 # An editor started outside any project names the home folder (or /) as its root:
                 # indexing all of it would take long and hold far more than the project's code.
-                self.notices.append(f"workspace folder {resolved} is the home folder or the file system's root: not "
-                                    "indexed (open a project folder; the open documents still serve)")
+                self.notices.append(f"workspace folder {broad}: not indexed (open a project folder; the open documents still serve)")
                 continue
             folder = self.folders[resolved] = Folder(resolved)
             new.append(folder)
@@ -299,13 +282,6 @@ class WorkspaceFolders:
                     folder.index.close()
                 except Exception as error:  # already closed, or the thread's connection in use
                     log.debug("closing the index of %s: %s", folder.root, error)
-
-
-def _home() -> Optional[Path]:
-    try:
-        return Path.home().resolve()
-    except (RuntimeError, OSError):  # no home folder known
-        return None
 
 
 def _real_parent(path: str) -> str:

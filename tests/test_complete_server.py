@@ -65,3 +65,57 @@ def test_complete_loads_the_model_here_when_the_server_cannot_answer(tiny_model_
                                        {"INFILL_SERVER": "", "INFILL_TOKEN": ""})
     assert status["code"] == 0 and status["torch"] and "middle" in answer and "server" not in answer
     assert "cannot reach the server" in stderr and "loading the model here instead" in stderr
+
+
+# The workspace: a line the current file lacks, which only another file of the folder holds.
+LIB = "def total(items):\n    result = compute_old(items)\n    return result\n"
+MAIN = "def total(items):\n    result = \n    return result\n"
+
+
+def test_the_server_verifies_the_drafts_of_the_local_workspace(tiny_engine, tmp_path, monkeypatch):
+    """`--workspace DIR --server URL` sent only prefix and suffix, so the server never saw the
+    folder's drafts. Now the text around their places travels with the request, and the
+    server's middle is the one the same weights give in-process with the folder's index.
+    The accept rule keeps every draft here (ACCEPT 0): the test is about what reaches the
+    model, not the fitted threshold."""
+    import engine.drafts
+    from engine.workspace import WorkspaceContext, WorkspaceIndex
+
+    monkeypatch.setattr(engine.drafts, "ACCEPT", 0.0)
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "lib.py").write_text(LIB)
+    path = root / "main.py"
+    path.write_text(MAIN)
+    cache = tmp_path / "cache"
+    prefix = "def total(items):\n    result = "
+    index = WorkspaceIndex(root, cache_dir=cache)
+    index.refresh()
+    local = tiny_engine.infill(prefix, MAIN[len(prefix):], filename=str(path), detect_language=True, max_tokens=32,
+                               workspace=WorkspaceContext(index, copy_tables=False))
+    tiny_engine.forget_context()
+    assert local.draft == "workspace" and local.middle == "compute_old(items)"  # the folder's drafts matter
+    where = [str(path), "--line", "2", "--column", "14", "--max-tokens", "32", "--json"]
+    env = {"INFILL_TOKEN": TOKEN, "INFILL_CACHE_DIR": str(cache)}
+    with ServerThread(tiny_engine, LiveConfig(port=0, token=TOKEN)) as server:
+        answer, status, _ = _complete([*where, "--workspace", str(root), "--server", server.base_url], env)
+        assert status == {"code": 0, "torch": False}
+        assert answer["middle"] == local.middle and answer["snippets_sent"] >= 1 and answer["server"]
+        alone, status, _ = _complete([*where, "--no-workspace", "--server", server.base_url], env)
+        assert status == {"code": 0, "torch": False} and alone["snippets_sent"] == 0
+        assert alone["middle"] != local.middle  # without the folder the model writes on its own
+
+
+def test_input_mistakes_answer_before_the_model_loads(tmp_path):
+    """A missing --workspace folder (and the other checks of the input) is answered with one
+    line before `import torch`, not after seconds of loading the model."""
+    path = tmp_path / "sample.py"
+    path.write_text(SOURCE)
+    where = [str(path), "--line", "2", "--column", "12"]
+    for extra, says in (([ "--workspace", str(tmp_path / "missing")], "is not a folder"),
+                        (["--max-tokens", "99999"], "max_tokens"),
+                        (["--line", "99"], "outside the file")):
+        _, status, stderr = _complete([*where, *extra], {"INFILL_CACHE_DIR": str(tmp_path / "cache")})
+        assert status == {"code": 2, "torch": False}, stderr
+        lines = stderr.strip().splitlines()
+        assert len(lines) == 2 and says in lines[0] and "Traceback" not in stderr  # the error, then the wrapper's status

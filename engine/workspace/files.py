@@ -2,22 +2,34 @@
 
 The walk never leaves the root (a symlink that resolves outside it is skipped, linked
 folders are not descended), honours `.gitignore` files at every level, `.git/info/exclude`
-and `.infillignore` (same syntax: the user's way to exclude more), and skips version
-control, dependency, virtual-environment and build folders. A file it keeps is source code
-of a language the grammars know, under the size cap, text (UTF-8, no NUL byte), neither
-minified nor generated, and not a secret: secret-looking names (`.env`, keys, credential
-files) are never opened, and a file that holds a private key or a known token shape is
-dropped whole. Every skip is counted under a reason, which `infill index` prints.
+and `.infillignore` (same syntax: the user's way to exclude more, and with `!folder` to
+take back a folder skipped by name), and skips version control, dependency,
+virtual-environment and build folders. A `vendor` folder is a dependency folder only when
+a package manifest lies in it or in one of its immediate subfolders; without one it is the
+project's own code kept apart, and walked. A file it keeps is source code of a language
+the grammars know, under the size cap, text (UTF-8, no NUL byte), neither minified nor
+generated, and not a secret: secret-looking names (`.env`, keys, credential files) are
+never opened, and a file that holds a private key or a known token shape is dropped whole.
+Every skip is counted under a reason, which `infill index` prints; an entry the walk cannot
+look at (no permission, a symlink loop) is one more skip, never an error.
+
+What the walk decided for each folder is kept (`FolderScan`, stored by the index): a folder
+whose modification time and ignore files are unchanged is not listed again, so refreshing
+an unchanged tree costs a stat per folder and per source file, not a listing of every file.
 """
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import json
 import os
 import re
+import stat
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator, Mapping, Optional
 
 import pathspec
 
@@ -31,6 +43,19 @@ SKIPPED_DIRS = frozenset({
     ".idea", ".vscode", ".gradle",
 })
 SKIPPED_DIR_GLOBS = ("*.egg-info",)
+# `vendor` holds dependencies in Go, PHP, Ruby and Rust projects, but a package may keep its
+# own modules apart in one too (source/vendor/ beside source/lib/): then most of its code
+# would go unindexed. A `vendor` folder is a dependency folder when one of these lies in it
+# or in one of its immediate subfolders (`cargo vendor`: vendor/<crate>/Cargo.toml; `go mod
+# vendor`: vendor/modules.txt; Composer: vendor/autoload.php); without one it is walked.
+FIRST_PARTY_CANDIDATE = "vendor"
+PACKAGE_MANIFESTS = frozenset({
+    "package.json", "setup.py", "setup.cfg", "pyproject.toml", "go.mod", "Cargo.toml", "composer.json",
+    "modules.txt", "autoload.php",
+})
+# A folder (or ignore file) changed this recently may change again within the same tick of
+# its clock: its listing is not trusted on the next walk (as git treats "racy" index entries).
+RACY_NS = 2_000_000_000
 # Names that hold secrets: never opened (case-insensitive globs on the file name).
 SECRET_NAMES = (
     ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "id_rsa*", "id_dsa*",
@@ -49,6 +74,11 @@ SECRET_PATTERNS = tuple(re.compile(p) for p in (
     r"sk-(?:proj-|live-|test-)?[A-Za-z0-9]{32,}",  # OpenAI / Stripe style secret keys
     r"AIza[0-9A-Za-z_-]{35}",                   # Google API keys
 ))
+
+
+# One expression for all the secret names: a name is tested once, not once per glob (the
+# globs one by one were a third of a 100,000-file walk).
+_SECRET_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern in SECRET_NAMES))
 
 
 def holds_secret(text: str) -> bool:
@@ -71,12 +101,43 @@ class Limits:
 
 
 @dataclass
+class FolderScan:
+    """What the walk decided for one folder's entries, kept by the index so that the next
+    walk need not list the folder again. A folder's modification time moves when an entry
+    is added, removed or renamed in it; the ignore files' times and sizes move when they are
+    edited in place; a `vendor` folder's verdict also rests on the listings in `watched`."""
+
+    mtime_ns: int  # the folder's, when listed; -1: list it again next time (too recent, or an entry unreadable)
+    ignores: str  # its ignore files, "name:mtime_ns:size" each (a trailing "?": too recent to trust)
+    files: list[str] = field(default_factory=list)  # names that passed the name checks, in order
+    folders: list[str] = field(default_factory=list)  # subfolders walked into, in order
+    skipped: dict[str, list] = field(default_factory=dict)  # reason -> [count, one relative path]
+    watched: dict[str, int] = field(default_factory=dict)  # relative folder -> mtime_ns its listing had
+
+    def skip(self, reason: str, relative: str) -> None:
+        self.skipped.setdefault(reason, [0, relative])[0] += 1
+
+    def to_json(self) -> str:
+        return json.dumps([self.mtime_ns, self.ignores, self.files, self.folders, self.skipped, self.watched])
+
+    @classmethod
+    def from_json(cls, text: str) -> "FolderScan":
+        mtime_ns, ignores, files, folders, skipped, watched = json.loads(text)
+        return cls(int(mtime_ns), str(ignores), list(files), list(folders), dict(skipped), dict(watched))
+
+
+@dataclass
 class Selection:
     """What a walk kept and what it skipped, by reason."""
 
     kept: list[Path] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)  # reason -> one path skipped for it
+    # Beside each kept file: its path relative to the root and the stat the walk took (what
+    # the index compares with what it holds).
+    found: list[tuple[str, os.stat_result]] = field(default_factory=list)
+    folders: dict[str, FolderScan] = field(default_factory=dict)  # every folder walked, by relative path
+    listed: int = 0  # folders whose entries this walk read (the others: their FolderScan reused)
 
     def skip(self, reason: str, path: Path | str) -> None:
         self.skipped[reason] += 1
@@ -84,8 +145,26 @@ class Selection:
 
 
 def is_secret_name(name: str) -> bool:
-    lowered = name.lower()
-    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in SECRET_NAMES)
+    return _SECRET_NAME.match(name.lower()) is not None
+
+
+def name_reason(name: str) -> Optional[str]:
+    """Why a file is not indexed, judged by its name alone (nothing read), or None."""
+    if is_secret_name(name):
+        return "secret (file name)"
+    if grammars.language_for_path(name) is None:
+        return "not source code of a known language"
+    if name.endswith((".min.js", ".min.mjs", ".bundle.js")):
+        return "minified"
+    return None
+
+
+def rules_fingerprint() -> str:
+    """A digest of every rule a FolderScan depends on: scans stored under another one (an
+    older infill, another set of languages) are not reused."""
+    extensions = sorted(ext for spec in grammars.languages() for ext in spec.extensions)
+    rules = [sorted(SKIPPED_DIRS), SKIPPED_DIR_GLOBS, SECRET_NAMES, sorted(PACKAGE_MANIFESTS), extensions, RACY_NS, 1]
+    return hashlib.sha256(json.dumps(rules).encode()).hexdigest()[:16]
 
 
 def _ignore_spec(folder: Path, names: tuple[str, ...]) -> Optional[pathspec.PathSpec]:
@@ -99,6 +178,8 @@ def _ignore_spec(folder: Path, names: tuple[str, ...]) -> Optional[pathspec.Path
 
 
 def _ignored(rules: list[tuple[Path, pathspec.PathSpec]], path: Path, is_dir: bool) -> bool:
+    """Whether ignore rules given as (folder, spec) pairs exclude `path` (infill_lsp uses this
+    form; the walk uses `_ignored_at` on relative paths)."""
     for base, spec in rules:
         relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
         if spec.match_file(relative):
@@ -106,82 +187,268 @@ def _ignored(rules: list[tuple[Path, pathspec.PathSpec]], path: Path, is_dir: bo
     return False
 
 
-def walk(root: Path, limits: Limits = Limits()) -> Selection:
-    """The indexable files under `root` (sorted, so every walk lists them in one order)."""
+Rules = list[tuple[str, pathspec.PathSpec]]  # (the folder's relative path + "/", or "" for the root; its spec)
+IGNORED = "ignored (.gitignore / .infillignore)"
+TOOL_FOLDER = "dependency, build or tool folder"
+_IGNORE_FILES = (".gitignore", ".infillignore")
+_ROOT_IGNORE_FILES = (".git/info/exclude", *_IGNORE_FILES)
+
+
+def _why(error: OSError) -> str:
+    """An OSError in a skip reason: "Permission denied", "Too many levels of symbolic links"."""
+    return error.strerror or type(error).__name__
+
+
+def _posix(relative: str) -> str:
+    return relative if os.sep == "/" else relative.replace(os.sep, "/")
+
+
+def _join(relative: str, name: str) -> str:
+    return f"{relative}{os.sep}{name}" if relative else name
+
+
+def _ignored_at(rules: Rules, relative: str, is_dir: bool) -> bool:
+    """Whether the rules exclude the entry at `relative` (from the root)."""
+    posix = _posix(relative) + ("/" if is_dir else "")
+    return any(spec.match_file(posix[len(prefix):]) for prefix, spec in rules)
+
+
+def _reincluded(rules: Rules, relative: str) -> bool:
+    """Whether a negated pattern (`!source/vendor`) is the last rule matching this folder:
+    the user takes back a folder the walk skips by its name."""
+    posix = _posix(relative) + "/"
+    return any(spec.check_file(posix[len(prefix):]).include is False for prefix, spec in rules)
+
+
+def _own_rules(root: Path, relative: str) -> Rules:
+    """The ignore rules a folder's own files hold (the root's: .git/info/exclude apart)."""
+    folder = root / relative if relative else root
+    prefix = _posix(relative) + "/" if relative else ""
+    specs = [_ignore_spec(folder, (".git/info/exclude",))] if not relative else []
+    specs.append(_ignore_spec(folder, _IGNORE_FILES))
+    return [(prefix, spec) for spec in specs if spec is not None]
+
+
+def _ignore_signature(folder: Path, is_root: bool, now: int) -> str:
+    """The ignore files in a folder by name, time and size ("" when it has none); "?" at the
+    end when one changed too recently to be trusted next time."""
+    parts, racy = [], False
+    for name in _ROOT_IGNORE_FILES if is_root else _IGNORE_FILES:
+        try:
+            st = os.stat(folder / name)
+        except OSError:
+            continue
+        parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
+        racy = racy or now - st.st_mtime_ns < RACY_NS
+    return " ".join(parts) + ("?" if racy else "")
+
+
+def walk(root: Path, limits: Limits = Limits(), known: Optional[Mapping[str, FolderScan]] = None) -> Selection:
+    """The indexable files under `root` (sorted, so every walk lists them in one order).
+    `known`: the previous walk's FolderScans (`Selection.folders`); an unchanged folder's is
+    reused instead of listing it. The result is the same either way."""
     root = root.resolve()
     selection = Selection()
     total = 0
-    for path in _candidates(root, selection):
-        reason = skip_reason(root, path, limits)
-        if reason is not None:
-            selection.skip(reason, path.relative_to(root))
+    for path, relative in _candidates(root, selection, known or {}):
+        reason, st = _stat_reason(root, path, limits)
+        if reason is not None or st is None:
+            selection.skip(reason or "vanished", relative)
             continue
-        size = path.stat().st_size
         if len(selection.kept) >= limits.max_files:
-            selection.skip(f"over the cap of {limits.max_files} files", path.relative_to(root))
+            selection.skip(f"over the cap of {limits.max_files} files", relative)
             continue
-        if total + size > limits.max_total_bytes:
-            selection.skip(f"over the cap of {limits.max_total_bytes} bytes in all", path.relative_to(root))
+        if total + st.st_size > limits.max_total_bytes:
+            selection.skip(f"over the cap of {limits.max_total_bytes} bytes in all", relative)
             continue
-        total += size
+        total += st.st_size
         selection.kept.append(path)
+        selection.found.append((relative, st))
     return selection
 
 
-def _candidates(root: Path, selection: Selection) -> Iterator[Path]:
-    """Files under `root` that no ignore rule or skipped folder hides, in sorted order."""
-    root_rules = [(root, spec) for spec in [_ignore_spec(root, (".git/info/exclude",))] if spec]
-    stack: list[tuple[Path, list[tuple[Path, pathspec.PathSpec]]]] = [(root, root_rules)]
+def _candidates(root: Path, selection: Selection, known: Mapping[str, FolderScan]) -> Iterator[tuple[Path, str]]:
+    """(path, relative path) of the files under `root` that no ignore rule, skipped folder or
+    name check leaves out, in sorted order; the skips counted in `selection`. A folder is
+    listed unless `known` holds its scan, unchanged, and no ignore file above it changed."""
+    rule_cache: dict[str, Rules] = {}
+
+    def rules_of(sources: tuple[str, ...]) -> Rules:
+        out: Rules = []
+        for source in sources:
+            if source not in rule_cache:
+                rule_cache[source] = _own_rules(root, source)
+            out += rule_cache[source]
+        return out
+
+    # (relative folder, whether its stored scan may be used, the folders above it with ignore files)
+    stack: list[tuple[str, bool, tuple[str, ...]]] = [("", True, ())]
     while stack:
-        folder, inherited = stack.pop()
-        own = _ignore_spec(folder, (".gitignore", ".infillignore"))
-        rules = inherited + [(folder, own)] if own else inherited
+        relative, trusted, above = stack.pop()
+        folder = root / relative if relative else root
+        now = time.time_ns()
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            mtime = os.stat(folder).st_mtime_ns
         except OSError as error:
-            selection.skip(f"unreadable folder ({type(error).__name__})", folder)
+            selection.skip(f"unreadable folder ({_why(error)})", relative or ".")
             continue
-        subfolders = []
-        for entry in entries:
-            path = Path(entry.path)
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name in SKIPPED_DIRS or any(fnmatch.fnmatchcase(entry.name, g) for g in SKIPPED_DIR_GLOBS):
-                    selection.skip("dependency, build or tool folder", path.relative_to(root))
-                elif _ignored(rules, path, is_dir=True):
-                    selection.skip("ignored (.gitignore / .infillignore)", path.relative_to(root))
-                else:
-                    subfolders.append(path)
-            elif entry.is_symlink() and entry.is_dir():
-                selection.skip("symlinked folder (not followed)", path.relative_to(root))
-            elif _ignored(rules, path, is_dir=False):
-                selection.skip("ignored (.gitignore / .infillignore)", path.relative_to(root))
-            else:
-                yield path
-        stack.extend((sub, rules) for sub in reversed(subfolders))
+        ignores = _ignore_signature(folder, not relative, now)
+        sources = above + ((relative,) if ignores else ())
+        old = known.get(relative) if trusted else None
+        same_rules = old is not None and old.ignores == ignores and not old.ignores.endswith("?")  # a racy one never matches
+        if old is not None and same_rules and old.mtime_ns == mtime and _unchanged(root, old.watched):
+            scan = old
+        else:
+            scan = _scan(root, relative, rules_of(sources), mtime, ignores, now)
+            selection.listed += 1
+        selection.folders[relative] = scan
+        for reason, (count, example) in scan.skipped.items():
+            selection.skipped[reason] += count
+            selection.examples.setdefault(reason, example)
+        for name in scan.files:
+            yield folder / name, _join(relative, name)
+        # An ignore file that changed here may change what every folder below keeps.
+        below_trusted = trusted and same_rules
+        stack.extend((_join(relative, name), below_trusted, sources) for name in reversed(scan.folders))
+
+
+def _unchanged(root: Path, watched: Mapping[str, int]) -> bool:
+    try:
+        return all(os.stat(root / relative).st_mtime_ns == mtime for relative, mtime in watched.items())
+    except OSError:
+        return False
+
+
+def _scan(root: Path, relative: str, rules: Rules, mtime: int, ignores: str, now: int) -> FolderScan:
+    """List one folder and sort its entries: files to check, folders to walk, skips."""
+    scan = FolderScan(mtime if now - mtime >= RACY_NS else -1, ignores)
+    try:
+        with os.scandir(root / relative if relative else root) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError as error:
+        scan.skip(f"unreadable folder ({_why(error)})", relative or ".")
+        scan.mtime_ns = -1
+        return scan
+    for entry in entries:
+        path = _join(relative, entry.name)
+        try:
+            verdict = _classify(root, entry, path, rules, scan, now)
+        except OSError as error:  # no permission, a symlink loop, gone meanwhile: one more skip
+            scan.skip(f"unreadable ({_why(error)})", path)
+            scan.mtime_ns = -1  # a permission may come back without the folder changing
+            continue
+        if verdict is _FOLDER:
+            scan.folders.append(entry.name)
+        elif verdict is _FILE:
+            scan.files.append(entry.name)
+        else:
+            scan.skip(verdict, path)
+    return scan
+
+
+_FOLDER, _FILE = "folder", "file"
+
+
+def _classify(root: Path, entry: os.DirEntry, relative: str, rules: Rules, scan: FolderScan, now: int) -> str:
+    """_FOLDER (walk into it), _FILE (check it further) or the reason it is skipped."""
+    if entry.is_dir(follow_symlinks=False):
+        if (_tool_folder(entry.name) and not _reincluded(rules, relative)
+                and not (entry.name == FIRST_PARTY_CANDIDATE and not _holds_dependencies(root, relative, scan, now))):
+            return TOOL_FOLDER
+        return IGNORED if _ignored_at(rules, relative, is_dir=True) else _FOLDER
+    if entry.is_symlink() and entry.is_dir():
+        return "symlinked folder (not followed)"
+    if _ignored_at(rules, relative, is_dir=False):
+        return IGNORED
+    return name_reason(entry.name) or _FILE
+
+
+def _tool_folder(name: str) -> bool:
+    return name in SKIPPED_DIRS or any(fnmatch.fnmatchcase(name, g) for g in SKIPPED_DIR_GLOBS)
+
+
+def _holds_dependencies(root: Path, relative: str, scan: FolderScan, now: int) -> bool:
+    """Whether a `vendor` folder holds dependencies: a package manifest in it or in one of
+    its immediate subfolders (a folder that cannot be listed counts as dependencies). The
+    folders listed go to `scan.watched`: the verdict holds while their listings do."""
+    pending = [relative]
+    first = True
+    while pending:
+        here = pending.pop(0)
+        try:
+            mtime = os.stat(root / here).st_mtime_ns
+            with os.scandir(root / here) as listing:
+                entries = list(listing)
+        except OSError:
+            scan.watched[here] = -1
+            return True
+        scan.watched[here] = mtime if now - mtime >= RACY_NS else -1
+        if any(entry.name in PACKAGE_MANIFESTS for entry in entries):
+            return True
+        if first:
+            pending = sorted(_join(here, e.name) for e in entries if _is_real_dir(e))
+            first = False
+    return False
+
+
+def _is_real_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def walk_reaches(root: Path, path: Path) -> bool:
+    """Whether a walk of `root` would reach `path` (a file under it): no folder on the way is
+    skipped by name or ignored, and no ignore rule excludes the file. What a saved file's
+    folders decide, without walking the whole tree."""
+    root = root.resolve()
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    rules: Rules = []
+    relative = ""
+    for i, part in enumerate(parts):
+        rules = rules + _own_rules(root, relative)
+        here = _join(relative, part)
+        last = i == len(parts) - 1
+        if not last and _tool_folder(part) and not _reincluded(rules, here) and (
+                part != FIRST_PARTY_CANDIDATE or _holds_dependencies(root, here, FolderScan(-1, ""), 0)):
+            return False
+        if _ignored_at(rules, here, is_dir=not last):
+            return False
+        relative = here
+    return True
+
+
+def _stat_reason(root: Path, path: Path, limits: Limits) -> tuple[Optional[str], Optional[os.stat_result]]:
+    """(why `path` is not indexed, None) or (None, its stat): the checks that need a stat
+    (one for a plain file) but no read."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = path.resolve(strict=True)
+            except (OSError, RuntimeError):
+                return "broken symlink", None
+            if not target.is_relative_to(root):
+                return "symlink leaves the workspace", None
+            st = os.stat(path)
+    except FileNotFoundError:
+        return "vanished", None
+    except OSError as error:
+        return f"unreadable ({_why(error)})", None
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file", None
+    if st.st_size > limits.max_file_bytes:
+        return f"over the size cap ({limits.max_file_bytes} bytes)", None
+    return None, st
 
 
 def skip_reason(root: Path, path: Path, limits: Limits) -> Optional[str]:
     """Why `path` is not indexed, or None when it is (the checks that need no read first)."""
-    if is_secret_name(path.name):
-        return "secret (file name)"
-    if grammars.language_for_path(path.name) is None:
-        return "not source code of a known language"
-    if path.name.endswith((".min.js", ".min.mjs", ".bundle.js")):
-        return "minified"
-    if path.is_symlink():
-        try:
-            target = path.resolve(strict=True)
-        except (OSError, RuntimeError):
-            return "broken symlink"
-        if not target.is_relative_to(root):
-            return "symlink leaves the workspace"
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return "vanished"
-    if size > limits.max_file_bytes:
-        return f"over the size cap ({limits.max_file_bytes} bytes)"
-    return None
+    return name_reason(path.name) or _stat_reason(root, path, limits)[0]
 
 
 def read_source(path: Path) -> tuple[Optional[str], Optional[str]]:

@@ -14,7 +14,9 @@ their rows and get new numbers), crash-safe, and bounded in memory (pages stay o
 in the user's cache folder, one per workspace root; a database that cannot be read, or
 was written by another schema, is deleted and rebuilt, never a crash. Refreshing compares
 each file's size and modification time with what was indexed, so a warm start reads only
-what changed. Unsaved buffers are not written here: callers hand them to retrieval
+what changed, and lists only the folders that changed (engine/workspace/files.py
+`FolderScan`, kept in the `folders` table). The file system's root and the home folder
+are refused (`WorkspaceRefused`): all of a disk, or all of a user's files, is no project. Unsaved buffers are not written here: callers hand them to retrieval
 (engine/workspace/retrieve.py), which lets them win over the disk.
 """
 from __future__ import annotations
@@ -30,8 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .files import Limits, Selection, read_source, skip_reason, text_reason, walk
+from engine.types import InfillError
+
+from .files import FolderScan, Limits, Selection, read_source, rules_fingerprint, skip_reason, text_reason, walk
 from .ngrams import WorkspaceNgrams
+from .packages import PackageTypes
 
 log = logging.getLogger("infill.workspace")
 
@@ -45,6 +50,7 @@ Progress = Callable[[int, int, str], None]  # (files done, files to do, current 
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS folders(path TEXT PRIMARY KEY, scan TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, mtime_ns INTEGER, size INTEGER,
   fresh INTEGER NOT NULL DEFAULT 0);
 """ + "".join(f"""
@@ -137,16 +143,57 @@ class IndexReport:
     bytes: int = 0  # bytes of the indexed files
     updated: int = 0  # files (re)read by this refresh
     removed: int = 0
+    folders: int = 0  # folders walked
+    listed: int = 0  # of them, those whose entries were read (the others had not changed)
     seconds: float = 0.0
     skipped: dict[str, int] = field(default_factory=dict)
     examples: dict[str, str] = field(default_factory=dict)
 
     def lines_of_text(self) -> list[str]:
         out = [f"{self.root}: {self.files} files, {self.lines} lines, {self.bytes / 1e6:.1f} MB indexed in {self.seconds:.1f} s"
-               f" ({self.updated} read, {self.removed} removed)"]
+               f" ({self.updated} read, {self.removed} removed, {self.listed} of {self.folders} folders listed)"]
         for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
             out.append(f"  skipped {count:>6}  {reason}  (e.g. {self.examples.get(reason, '')})")
         return out
+
+
+class WorkspaceRefused(InfillError):
+    """A folder that is no workspace: the file system's root or the home folder. Indexing
+    it would walk every project, tool cache and mount below it (and `/proc` cannot all be
+    read), for code that is mostly not the user's project."""
+
+
+def too_broad(root: Path) -> Optional[str]:
+    """Why the (resolved) folder `root` is too broad to index ("/ is the file system's
+    root"), or None."""
+    if root.parent == root:
+        return f"{root} is the file system's root"
+    try:
+        home: Optional[Path] = Path.home().resolve()
+    except (RuntimeError, OSError):  # no home folder known
+        home = None
+    if root == home:
+        return f"{root} is the home folder"
+    return None
+
+
+def index_path(root: Path, cache_dir: Optional[Path] = None) -> Path:
+    """The database file of the (resolved) workspace `root` in the cache folder."""
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    return (cache_dir or default_cache_dir()) / "workspaces" / f"{root.name[:40]}-{digest}.sqlite3"
+
+
+def forget_index(root: Path | str, cache_dir: Optional[Path] = None) -> Optional[Path]:
+    """Delete the index of `root` without opening it (so also the index of a folder refused
+    or gone); the database file removed, or None when there was none."""
+    db_path = index_path(Path(root).resolve(), cache_dir)
+    existed = db_path.exists()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(str(db_path) + suffix)
+        except FileNotFoundError:
+            pass
+    return db_path if existed else None
 
 
 def default_cache_dir() -> Path:
@@ -165,16 +212,17 @@ class WorkspaceIndex:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise NotADirectoryError(f"workspace {str(root)!r} is not a folder")
+        reason = too_broad(self.root)
+        if reason is not None:  # before anything is written: no cache file for a folder refused
+            raise WorkspaceRefused(f"{reason}: too broad to index; name a project folder")
         self.limits = limits
-        if db_path is None:
-            digest = hashlib.sha256(str(self.root).encode()).hexdigest()[:16]
-            db_path = (cache_dir or default_cache_dir()) / "workspaces" / f"{self.root.name[:40]}-{digest}.sqlite3"
-        self.db_path = Path(db_path)
+        self.db_path = Path(db_path) if db_path is not None else index_path(self.root, cache_dir)
         self.lock = threading.RLock()
         self.db = self._open()
         self.generation = 0  # counts the files (re)indexed or removed: what the tables below are rebuilt on
         # The copy rule's n-gram tables of these files, one per tokenizer (engine/workspace/ngrams.py).
         self.copy_tables: "weakref.WeakKeyDictionary[Any, WorkspaceNgrams]" = weakref.WeakKeyDictionary()
+        self.packages = PackageTypes(self.root)  # how Node loads the JavaScript here (package_type)
 
     # -- storage --------------------------------------------------------------------------
 
@@ -191,6 +239,8 @@ class WorkspaceIndex:
                     raise sqlite3.DatabaseError(f"schema {version} is not {SCHEMA_VERSION}")
                 db.execute("SELECT count(*) FROM files").fetchone()
                 db.execute("SELECT id FROM lines LIMIT 1").fetchone()
+                # Indexes written before folder scans were kept gain their table here.
+                db.execute("CREATE TABLE IF NOT EXISTS folders(path TEXT PRIMARY KEY, scan TEXT NOT NULL)")
             except BaseException:
                 db.close()
                 raise
@@ -228,6 +278,32 @@ class WorkspaceIndex:
             except FileNotFoundError:
                 pass
 
+    def _folder_scans(self) -> dict[str, FolderScan]:
+        """The last walk's folder scans, when they were made under today's rules."""
+        fingerprint = rules_fingerprint()
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'walk_rules'").fetchone()
+            if row is None or row[0] != fingerprint:
+                with self.db:
+                    self.db.execute("DELETE FROM folders")
+                    self.db.execute("INSERT OR REPLACE INTO meta VALUES ('walk_rules', ?)", (fingerprint,))
+                return {}
+            rows = self.db.execute("SELECT path, scan FROM folders").fetchall()
+        scans = {}
+        for path, text in rows:
+            try:
+                scans[path] = FolderScan.from_json(text)
+            except (ValueError, TypeError):  # a row that does not parse: that folder is listed again
+                continue
+        return scans
+
+    def _save_folder_scans(self, old: dict[str, FolderScan], new: dict[str, FolderScan]) -> None:
+        """Store the scans this walk made, and drop those of folders it no longer walks."""
+        with self.lock, self.db:
+            self.db.executemany("INSERT OR REPLACE INTO folders VALUES (?, ?)",
+                                [(path, scan.to_json()) for path, scan in new.items() if old.get(path) is not scan])
+            self.db.executemany("DELETE FROM folders WHERE path = ?", [(path,) for path in old if path not in new])
+
     def close(self) -> None:
         with self.lock:
             self.db.close()
@@ -243,22 +319,18 @@ class WorkspaceIndex:
         now-excluded ones dropped."""
         start = time.perf_counter()
         self._merge_side()
-        selection: Selection = walk(self.root, self.limits)
-        report = IndexReport(str(self.root))
+        scans = self._folder_scans()
+        selection: Selection = walk(self.root, self.limits, scans)
+        self._save_folder_scans(scans, selection.folders)
+        report = IndexReport(str(self.root), folders=len(selection.folders), listed=selection.listed)
         with self.lock:
             known = {path: (fid, mtime, size) for fid, path, mtime, size in self.db.execute("SELECT id, path, mtime_ns, size FROM files")}
-        keep = {str(p.relative_to(self.root)) for p in selection.kept}
+        keep = {relative for relative, _ in selection.found}
         for relative in sorted(set(known) - keep):
             self._remove(known[relative][0])
             report.removed += 1
         todo = []
-        for path in selection.kept:
-            relative = str(path.relative_to(self.root))
-            try:
-                st = path.stat()
-            except OSError:
-                selection.skip("vanished", relative)
-                continue
+        for path, (relative, st) in zip(selection.kept, selection.found):  # the walk's stat: taken before the text is read
             old = known.get(relative)
             if old is None or old[1] != st.st_mtime_ns or old[2] != st.st_size:
                 todo.append((path, relative, st))
@@ -298,11 +370,15 @@ class WorkspaceIndex:
         with self.lock:
             row = self.db.execute("SELECT id FROM files WHERE path = ?", (relative,)).fetchone()
         old_id = row[0] if row else None
-        reason = skip_reason(self.root, path, self.limits) if path.exists() else "deleted"
+        reason = skip_reason(self.root, path, self.limits) if os.path.lexists(path) else "deleted"
         if reason is None:
-            st = path.stat()
-            reason = self._index_file(path, relative, st.st_mtime_ns, st.st_size, old_id)
-        elif old_id is not None:
+            try:
+                st = path.stat()
+            except OSError as error:  # gone or unreadable since the check
+                reason = f"unreadable ({type(error).__name__})"
+            else:  # (a text it refuses takes the file's old rows out itself)
+                return self._index_file(path, relative, st.st_mtime_ns, st.st_size, old_id)
+        if old_id is not None:
             self._remove(old_id)
         return reason
 
@@ -406,6 +482,11 @@ class WorkspaceIndex:
         with self.lock:
             rows = self.db.execute("SELECT path, mtime_ns, size FROM files ORDER BY path").fetchall()
         return [(self.root / path, (mtime, size)) for path, mtime, size in rows]
+
+    def package_type(self, path: Path | str) -> Optional[str]:
+        """The "type" of the package.json nearest above `path` inside this workspace ("module",
+        "commonjs", ...), None without one or for a path outside (engine/workspace/packages.py)."""
+        return self.packages.type_of(path)
 
     def file_id(self, path: Path | str) -> Optional[int]:
         """The id of an indexed file (absolute or root-relative path), or None."""

@@ -109,6 +109,11 @@ class WorkspaceContext:
     def drafts(self, prefix: str, suffix: str, filename: Optional[str] = None) -> list[Draft]:
         return drafts_for(self.index, prefix, suffix, filename=filename, buffers=self.buffers)
 
+    def package_type(self, filename: str) -> Optional[str]:
+        """The "type" of the package.json nearest to `filename` in the index's folder (how
+        Node loads its JavaScript: WorkspaceIndex.package_type); None without an index."""
+        return self.index.package_type(filename) if self.index is not None else None
+
     def ngrams(self, tokenizer: Any) -> Optional[NgramTable]:
         """The copy rule's table of the indexed files' token runs in `tokenizer`'s ids
         (engine/workspace/ngrams.py), kept on the index for the next request; None without

@@ -1,0 +1,75 @@
+"""`infill batch` line by line: a line's workspace that cannot be indexed fails that line
+only, and a line without a language runs with the one the HTTP API would pick (the
+line's, else `--language`, else its file name's extension, else detected), saying which."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.workspace import WorkspaceIndex
+from infill_lsp.batch import run_batch
+
+
+def _batch(lines: list[dict], model_dir: Path, language: str | None = None) -> list[dict]:
+    out = io.StringIO()
+    assert run_batch(io.StringIO("".join(json.dumps(line) + "\n" for line in lines)), out, model_dir=model_dir, language=language) == 0
+    return [json.loads(row) for row in out.getvalue().splitlines()]
+
+
+def test_a_workspace_that_cannot_be_indexed_fails_its_line_not_the_batch(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INFILL_CACHE_DIR", str(tmp_path / "cache"))
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "a.py").write_text("def f(a):\n    x = compute(a)\n    return x\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    a_file = tmp_path / "a_file.py"
+    a_file.write_text("x = 1\n")
+    refresh = WorkspaceIndex.refresh
+    tried: list[Path] = []
+
+    def unreadable(self: WorkspaceIndex, *args: object, **kwargs: object) -> object:
+        """A folder with an entry the walk may not read (as `/proc/1/cwd` under `/`)."""
+        if self.root.name == "locked":
+            tried.append(self.root)
+            raise PermissionError(13, "Permission denied", str(self.root / "secret"))
+        return refresh(self, *args, **kwargs)
+
+    monkeypatch.setattr(WorkspaceIndex, "refresh", unreadable)
+    line = {"prefix": "def g(a):\n    x = compute(a)\n    ", "suffix": "\n", "max_tokens": 4}
+    rows = _batch([{"id": "before", **line},
+                   {"id": "missing", **line, "workspace": str(tmp_path / "missing")},
+                   {"id": "file", **line, "workspace": str(a_file)},
+                   {"id": "root", **line, "workspace": "/"},
+                   {"id": "locked", **line, "workspace": str(locked)},
+                   {"id": "locked-again", **line, "workspace": str(locked)},
+                   {"id": "good", **line, "workspace": str(good)},
+                   {"id": "after", **line}], tiny_model_dir)
+    assert [r["id"] for r in rows] == ["before", "missing", "file", "root", "locked", "locked-again", "good", "after"]
+    errors = {r["id"]: r["error"] for r in rows if "error" in r}
+    assert set(errors) == {"missing", "file", "root", "locked", "locked-again"}
+    assert "is not a folder" in errors["missing"] and "is not a folder" in errors["file"]
+    assert "file system's root" in errors["root"]
+    assert "cannot be indexed" in errors["locked"] and "Permission denied" in errors["locked"]
+    assert errors["locked-again"] == errors["locked"] and len(tried) == 1  # one attempt per folder
+    for row in rows:
+        if row["id"] not in errors:
+            assert isinstance(row["middle"], str) and row["tokens"] <= 4
+    assert rows[6]["drafts_verified"] >= 1  # the good workspace still serves its lines
+
+
+def test_a_line_without_a_language_runs_with_the_detected_one_and_says_so(tiny_model_dir: Path) -> None:
+    python = {"prefix": "def greet(name):\n    return f\"", "suffix": "\n\n\nprint(greet('x'))\n", "max_tokens": 4}
+    rows = _batch([{"id": "detected", **python},
+                   {"id": "filename", "prefix": "fn main() {\n    let x = ", "suffix": ";\n}\n", "filename": "src/main.rs", "max_tokens": 4},
+                   {"id": "named", **python, "language": "javascript", "filename": "x.rs"},
+                   {"id": "nothing", "prefix": "x = ", "suffix": "", "max_tokens": 2}], tiny_model_dir)
+    chosen = {r["id"]: (r["language"], r["language_source"]) for r in rows}
+    assert chosen == {"detected": ("python", "detected"), "filename": ("rust", "filename"),
+                      "named": ("javascript", "request"), "nothing": (None, "none")}  # too little to tell
+    # --language is the default of lines without one, before their file name and detection.
+    rows = _batch([{"id": "default", **python, "filename": "x.rs"}], tiny_model_dir, language="go")
+    assert (rows[0]["language"], rows[0]["language_source"]) == ("go", "request")
