@@ -8,11 +8,12 @@ request's sampler on its own rows. Continuous batching: a request joins at the n
 (its context is encoded then) and leaves as soon as its middle closes, is cancelled or
 fails; the others go on. Each request keeps its own settings, syntax constraint, cancel
 flag and candidates: the per-request code is exactly the solo path's (api.InfillJob,
-sampler.Denoiser), only the forward pass is shared. A request's rows of a packed pass
+sampler.Denoising), only the forward pass is shared. A request's rows of a packed pass
 are bit for bit its solo pass's (each request's attention is its own call, with the solo
 call's shapes; the shared matmuls give a row the same sums from 4 rows on, so tiny
 canvases run alone: PACKED_MIN_ROWS), and its deadline counts its own work, so a line's
-middle does not depend on what else is in the batch (docs/batching.md, issue 35).
+middle does not depend on what else is in the batch (docs/batching.md, "Same middles as
+alone").
 
 The runner has no thread: the engine worker (engine/worker.py, the one thread that runs
 every model call of a server or of `infill batch`) calls `run_pass()` while `has_work()`,

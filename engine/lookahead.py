@@ -18,7 +18,8 @@ canvas is the guess then (`_grown`), one block longer than X, so it cannot share
 lengths, attention per canvas, as batching packs requests), not on the first pass (which
 encodes the context with (B, N) canvases).
 
-The drafts' sources, each counted in `InfillResult.drafted` (passes replayed, by source):
+The drafts' sources; `InfillResult.lookahead` counts, by source, the tokens committed by
+passes replayed from its canvases (`InfillResult.lookahead_passes` counts the passes):
 - "copy": the copy rule's guess (engine/copying.py: the token that followed the last 2-4
   tokens where they occur in the prefix or suffix), chained;
 - "workspace": the workspace's whole-line drafts (engine/drafts.py) whose tokens agree with
