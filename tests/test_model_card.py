@@ -69,6 +69,7 @@ def test_card_lists_the_corpus_per_language_and_source_from_its_summary(tmp_path
     assert "| go | 40 | 1 | 1.0 | 1.40 | 30.0% |" in card
     assert "| deb:golang-x-dev=1.0-1 | go | 40 | 1 | 1.00 | 3 |" in card
     assert "7 files dropped" in card and "python 67%, go 33%" in card and "the corpus is 3 MB" in card
+    assert "pinned Debian packages for Go and Rust; PSF, MIT, BSD, ISC and Apache licences" in card
 
 
 def test_curves_section_reports_each_run_and_the_leader(tmp_path):
@@ -106,3 +107,21 @@ def test_a_continued_run_says_what_it_started_from_and_its_own_recipe(tmp_path):
     assert "/data/corpus_v2" in lines and "peak LR 0.0003" in lines and "--init-from engine/default_model" in lines
     # a run from scratch keeps the release run's recipe; no checkpoint at all reads as from scratch
     assert "runs/main" in "\n".join(_recipe_lines(Path(tmp_path / "none"), _run_record(tmp_path / "none")))
+
+
+def test_card_wording_is_the_shipped_cards(tmp_path):
+    """The generator writes the shipped card's product wording: no word of how the work was
+    organized, and a corpus without Debian packages does not claim them."""
+    from engine.api import DEFAULT_MODEL_DIR
+
+    model_dir = make_tiny_model_dir(tmp_path / "model")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "log.jsonl").write_text("".join(json.dumps({"validation": p}) + "\n" for p in _curve()))
+    card = render(model_dir, run, tmp_path / "no-corpus", None, None)
+    assert "session" not in card.lower() and "issue" not in card.lower()
+    shipped = (DEFAULT_MODEL_DIR / "MODEL_CARD.md").read_text().splitlines()
+    for start in ("- Command:", "- Tokens first:"):
+        assert next(line for line in card.splitlines() if line.startswith(start)) in shipped
+    origin = "(CPython 3.11.7 standard library and pinned PyPI and npm packages; PSF, MIT, BSD and Apache licences)"
+    assert origin in card and any(origin in line for line in shipped) and "pinned Debian" not in card

@@ -1,15 +1,15 @@
-"""Where committed tokens came from: each draft source's share (issue 34).
+"""Where committed tokens came from: each draft source's share.
 
     python -m lab.evaluation.drafted ANSWERS.jsonl [ANSWERS.jsonl ...] [--json]
 
 ANSWERS are JSON lines with an engine result's figures: the output of `infill batch`, or
 a snapshot (`python -m lab.evaluation.snapshot record`, grouped by its "suite"). To get
-them for real lines of a package (`../shared/tools/real_lines.py`, which keeps only the
-middle), give real_lines.py a command that copies infill batch's output on its way:
+them for real lines of a package (`python -m lab.workspace.real_lines`, whose --dump keeps
+only the middle), give real_lines a command that copies infill batch's output on its way:
 
     printf '#!/bin/sh\\n.venv/bin/infill "$@" | tee -a answers.jsonl\\n' > tee-infill
     chmod +x tee-infill
-    python3 ../shared/tools/real_lines.py --pkg ... --workspace -- ./tee-infill
+    python -m lab.workspace.real_lines --set aside --workspace --infill ./tee-infill
     python -m lab.evaluation.drafted answers.jsonl
 
 Two ways a drafted token is committed without a forward of its own:

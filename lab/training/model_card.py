@@ -51,8 +51,8 @@ def _trend(curve: list[dict]) -> str:
 
 
 def _corpus_table(corpus: Path) -> str:
-    """Per language and per source, from summary.json (corpora built since issue 15);
-    older corpora: file counts per source from files.tsv."""
+    """Per language and per source, from summary.json (corpora that write one); older
+    corpora: file counts per source from files.tsv."""
     summary_path = corpus / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     if "sources" in summary:
@@ -72,6 +72,15 @@ def _corpus_table(corpus: Path) -> str:
     lines = ["| source | train files | validation files |", "| --- | ---: | ---: |"]
     lines += [f"| {s} | {counts[(s, 'train')]} | {counts[(s, 'valid')]} |" for s in sources]
     return "\n".join(lines)
+
+
+def _corpus_origin(summary: dict) -> str:
+    """Where the corpus's files come from and under which licences: the Debian packages
+    (Go and Rust, where the ISC licence comes in) only when the corpus holds some, so a
+    card of an older corpus does not claim them."""
+    if any(source.startswith("deb:") for source in summary.get("sources", {})):
+        return "CPython 3.11.7 standard library, pinned PyPI and npm packages and pinned Debian packages for Go and Rust; PSF, MIT, BSD, ISC and Apache licences"
+    return "CPython 3.11.7 standard library and pinned PyPI and npm packages; PSF, MIT, BSD and Apache licences"
 
 
 def _corpus_languages(summary: dict) -> str:
@@ -125,7 +134,7 @@ def _recipe_lines(run: Path, record: dict) -> list[str]:
     if not init_from or init_from == "None":
         return [
             "- Optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak LR 1.5e-3, warm-up 3%, cosine to 10% over the time budget; batch 16 sequences; bf16 autocast.",
-            "- Command: `python -m lab train --run runs/main --heads 4 --time-budget 7200`, then resumed each session with `python -m lab train --run runs/main --resume --threads 2 --time-budget <seconds so far + new seconds>` (the cosine restarts from where the longer budget puts it; `--threads 1` while evaluations share the cores).",
+            "- Command: `python -m lab train --run runs/main --heads 4 --time-budget 7200`, then resumed several times with `python -m lab train --run runs/main --resume --threads 2 --time-budget <seconds so far + new seconds>` (the cosine restarts from where the longer budget puts it; `--threads 1` while evaluations share the cores).",
         ]
     first_step = int(record.get("history", {}).get("first_step", 0))
     start_tokens = _first_logged_tokens(run / "log.jsonl", first_step)
@@ -160,7 +169,7 @@ def curves_section(summary_path: Path = LEARNING_CURVES) -> list[str]:
     best = min(summary["runs"], key=lambda r: r["masked_ce_at_common"])
     lines += ["", f"Per CPU-hour the smallest model learns most at this budget ({best['shape']} leads on both losses); the larger "
               "ones see 2-3x fewer tokens in the same time and would need several times the compute before their capacity "
-              "pays off. The shipped shape stays at the small one until far more compute (a GPU session) is spent.", ""]
+              "pays off. The shipped shape stays at the small one until far more compute (a GPU run) is spent.", ""]
     return lines
 
 
@@ -196,7 +205,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "",
         "## Corpus",
         "",
-        f"Exactly the sources in `lab/training/corpus_sources.toml` (CPython 3.11.7 standard library, pinned PyPI and npm packages and, since issue 15, pinned Debian packages for Go and Rust; PSF, MIT, BSD, ISC and Apache licences), deduplicated by content{' and by near-duplicate detection (MinHash, Jaccard >= 0.8: ' + str(summary['near_duplicates']) + ' files dropped)' if 'near_duplicates' in summary else ''} and split by file: {summary.get('train', '?')} training files, {summary.get('valid', '?')} validation files, {summary.get('bytes', 0) / 1e6:.1f} MB. No benchmark data (HumanEval and the like) is in it, nor the packages reserved for the unseen syntax benchmark. {'Files are sampled in proportion to length ** 0.8 times a structure weight (documented functions and classes, tests and examples up; generated and data-only files down; docs/corpus.md). ' if 'languages' in summary else ''}The full file list with hashes is written by `python -m lab corpus` to `files.tsv`; docs/corpus.md summarizes it.",
+        f"Exactly the sources in `lab/training/corpus_sources.toml` ({_corpus_origin(summary)}), deduplicated by content{' and by near-duplicate detection (MinHash, Jaccard >= 0.8: ' + str(summary['near_duplicates']) + ' files dropped)' if 'near_duplicates' in summary else ''} and split by file: {summary.get('train', '?')} training files, {summary.get('valid', '?')} validation files, {summary.get('bytes', 0) / 1e6:.1f} MB. No benchmark data (HumanEval and the like) is in it, nor the packages reserved for the unseen syntax benchmark. {'Files are sampled in proportion to length ** 0.8 times a structure weight (documented functions and classes, tests and examples up; generated and data-only files down; docs/corpus.md). ' if 'languages' in summary else ''}The full file list with hashes is written by `python -m lab corpus` to `files.tsv`; docs/corpus.md summarizes it.",
         "",
         _corpus_table(corpus),
         "",
@@ -241,7 +250,7 @@ def render(model_dir: Path, run: Path, corpus: Path, eval_report: dict | None, b
         "## What would close the gap to the goal (HumanEval single-line pass@1 >= 30%)",
         "",
         f"- The validation curve above is still falling at the end ({_trend(curve)}): the run stopped for lack of time, not because it converged. At ~5,000 tokens/s on the 2 CPU cores, 20M tokens cost 2 hours; the published 0.5B-class diffusion code models saw hundreds of billions.",
-        "- Tokens first: resume this run (`python -m lab train --run runs/main --resume`, or `--init-from engine/default_model` on a fresh machine) across sessions, and on any GPU session run the same command with a larger batch: at bf16 an H200 processes this 7M-parameter model at several million tokens/s, i.e. 1B+ tokens in 15 minutes.",
+        "- Tokens first: resume this run (`python -m lab train --run runs/main --resume`, or `--init-from engine/default_model` on a fresh machine) whenever compute is free, and on a machine with a GPU run the same command with a larger batch: at bf16 an H200 processes this 7M-parameter model at several million tokens/s, i.e. 1B+ tokens in 15 minutes.",
         "- Then size: with 1B+ tokens, a 30-60M-parameter model (d 512, 8-12 layers) fits the 40 MB limit in bf16/int8 and is still fast on a CPU with the exact context cache.",
         f"- Data: the corpus is {summary.get('bytes', 0) / 1e6:.0f} MB; more pinned packages (several GB of permissively licensed code are installable from PyPI, npm and Debian) would be needed before multi-epoch overfitting sets in at that scale.",
         "- Signal per FLOP: the next-token loss on every prefix position already multiplies the supervised positions ~5x. The sampler now copies from the context at inference (`copy_weight`, docs/sampler.md: +10 points edit similarity on the dev set); a trained pointer head would let the model decide when to copy instead of a fixed mixture.",

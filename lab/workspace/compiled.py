@@ -1,5 +1,5 @@
 """Do the answers shown on real lines compile in the real file? Each non-empty middle of a
-real-lines dump (`REAL_LINES_DUMP=F ../shared/tools/real_lines.py ...`) is spliced into
+real-lines dump (`python -m lab.workspace.real_lines ... --dump F`) is spliced into
 the package's original, unbroken file at its line (after the line's indentation, as the
 request's cursor was) and the file goes to the language's compiler (CPython `compile()`,
 `node --check`: lab/evaluation/compiler_check.py). The benchmark's buffers have their
@@ -51,7 +51,7 @@ def judge_dump(path: Path) -> tuple[Counter, Counter, list[tuple[str, str, str]]
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.workspace.compiled", description=__doc__.split("\n\n")[0])
-    parser.add_argument("dumps", nargs="+", type=Path, help="REAL_LINES_DUMP files of ../shared/tools/real_lines.py")
+    parser.add_argument("dumps", nargs="+", type=Path, help="--dump files of python -m lab.workspace.real_lines")
     parser.add_argument("--show", type=int, default=0, help="list this many rejected middles per dump")
     args = parser.parse_args(argv)
     for path in args.dumps:

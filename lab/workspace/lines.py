@@ -1,5 +1,5 @@
-"""Real lines with their repository around them, the way ../shared/tools/real_lines.py
-builds them (same packages, same seeded lines): the cursor after a line's indentation,
+"""Real lines with their repository around them, as `python -m lab.workspace.real_lines`
+scores them (same packages, same seeded lines): the cursor after a line's indentation,
 the rest of the line to write, and the package's source tree with every sampled line
 blanked as the workspace, so no request holds another item's answer.
 
@@ -36,7 +36,8 @@ class Package:
         return "python" if self.registry == "pypi" else "javascript"
 
     def flag(self, name: str) -> str:
-        """This package as real_lines.py's --pkg argument."""
+        """This package as one `NAME=registry:spec:source:globs` string, the form the
+        real-lines runs recorded in docs/measurements/ name their packages in."""
         return f"{name}={self.registry}:{self.spec}:{self.source}:{','.join(self.globs)}"
 
 

@@ -1,6 +1,6 @@
 """Where the right answers come from: real lines the workspace already holds, or new ones.
 
-    REAL_LINES_DUMP=answers.jsonl python3 ../shared/tools/real_lines.py <tuning flags> --n 100 --workspace -- .venv/bin/infill
+    python -m lab.workspace.real_lines --set tune --n 100 --workspace --dump answers.jsonl
     python -m lab.workspace.novelty --answers answers.jsonl [--set tune|aside] [--n 100]
 
 For each real line of the packages (lab/workspace/lines.py: the same seeded lines as
@@ -8,7 +8,7 @@ real_lines.py, the package with every sampled line blanked as the workspace), co
 often the line (stripped) stands elsewhere in what the workspace index holds: the files
 `WorkspaceIndex` indexes in that blanked copy, so exactly the text a request's drafts and
 the copy rule's workspace table can draw on. Joined with the answers real_lines.py dumped
-(`REAL_LINES_DUMP`), it prints, per package and in all, exact / wrong / empty answers for
+(`--dump`), it prints, per package and in all, exact / wrong / empty answers for
 lines the workspace holds and for lines it does not: how much of the exact match is
 retrieval of an existing line, and how much headroom retrieval has left (lines held but
 answered wrongly). The kept-aside set is for reporting only: never tune on it.
@@ -72,7 +72,7 @@ def render(table: dict[str, Counter]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.workspace.novelty", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--answers", type=Path, required=True, help="real_lines.py's REAL_LINES_DUMP file (run with --workspace)")
+    parser.add_argument("--answers", type=Path, required=True, help="real_lines.py's --dump file (run with --workspace)")
     parser.add_argument("--set", choices=("tune", "aside"), default="tune", help="the packages the dump is of (aside: report only)")
     parser.add_argument("--n", type=int, default=100, help="lines per package (as real_lines.py --n)")
     args = parser.parse_args(argv)
