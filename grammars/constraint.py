@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 import tree_sitter as ts
 
 from . import polish as polish_mod
-from .early_errors import EarlyError, early_errors
+from .early_errors import COMMONJS, MODULE, EarlyError, early_errors
 from .lexical import blank_line
 from .python_check import adds_python_error, opens_block, over_indented
 from .splice import added_errors, splice_error_balance, stands_on_its_own
@@ -118,18 +118,35 @@ def _hidden(root: ts.Node, offset: int) -> bool:
 
 
 class TreeSitterConstraint:
-    """`engine.types.SyntaxConstraint` for one language, backed by its tree-sitter grammar."""
+    """`engine.types.SyntaxConstraint` for one language, backed by its tree-sitter grammar.
+    `module_kind`: for JavaScript, how Node loads the files it judges, where the file's name
+    or package says it (early_errors.declared_module_kind); None: read from each text."""
 
-    def __init__(self, spec: LanguageSpec) -> None:
+    def __init__(self, spec: LanguageSpec, module_kind: Optional[str] = None) -> None:
         self.spec = spec
+        self.module_kind = module_kind
         self.stats = ConstraintStats()
-        self._windows = WindowCache(spec)
+        self._windows = WindowCache(spec, declared_kind=module_kind)
+        self._kinds: dict[str, TreeSitterConstraint] = {}  # for_module_kind's, made once
         # One object serves all requests of its language; parsers are not thread-safe.
         self._lock = threading.Lock()
         self._answers: dict[tuple[bytes, bytes, tuple[Optional[str], ...]], bool] = {}
         quote_chars = {q for pair in spec.quotes for q in pair}
         self._closing_bytes = [c.encode() for c in {close for _, close in spec.brackets} | quote_chars]
         self._opening_bytes = [c.encode() for c in {open_ for open_, _ in spec.brackets} | quote_chars]
+
+    def for_module_kind(self, kind: str) -> "TreeSitterConstraint":
+        """This language's constraint judging every text as JavaScript of module kind `kind`
+        ("module" or "commonjs": early_errors.declared_module_kind), one object per kind
+        with its own windows; itself for another language or its own kind."""
+        if kind not in (MODULE, COMMONJS):
+            raise ValueError(f"module kind must be {MODULE!r} or {COMMONJS!r}, not {kind!r}")
+        if self.spec.name != "javascript" or kind == self.module_kind:
+            return self
+        with self._lock:
+            if kind not in self._kinds:
+                self._kinds[kind] = TreeSitterConstraint(self.spec, kind)
+            return self._kinds[kind]
 
     # -- the commit check -------------------------------------------------------------
 

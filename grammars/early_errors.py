@@ -10,8 +10,10 @@ anything (JavaScript's "early errors", CPython's compiler):
   `continue` outside a loop;
 * `yield` outside a generator (Python: outside a function), `await` outside an async
   function (allowed at the top of an ES module);
-* JavaScript: `let`/`const`/`class` declaring a name its block (or its function's
-  parameters) already declares, or as the lone body of an `if` or a loop; `const x;`;
+* JavaScript: a name declared twice in one scope (`const` twice, `let` beside a `var` that
+  hoists through its block, a `catch` parameter, a `switch`'s cases, a `for (let ...)`
+  head; grammars/js_declarations.py) or exported twice; `let`/`const`/`class` as the lone
+  body of an `if` or a loop; `const x;`;
   `try` without `catch` or `finally`; an empty slot in an argument list or an object
   (`f(, a)`); an assignment or an arrow function as an operand (`a && b = c`); a parameter
   that is no name, or named twice where that is forbidden (strict code, arrow functions,
@@ -22,9 +24,12 @@ anything (JavaScript's "early errors", CPython's compiler):
   statement above a `from __future__` import;
 * both: `try` without a handler (the grammars accept it).
 
-A JavaScript file with neither `import`/`export` nor `require(`/`module.exports` is judged
-as a module (a top-level `return` refused, a top-level `await` let through), as a browser
-or a bundler would.
+A JavaScript file's module kind is Node's where the file's name (`.mjs`, `.cjs`) or its
+package (the nearest package.json's `"type"`, which the workspace index reads) says it
+(`declared_module_kind`; TreeSitterConstraint.for_module_kind), else read from the text
+(`module_kind`). A file with neither `import`/`export` nor `require(`/`module.exports` is
+judged as a module (a top-level `return` refused, a top-level `await` let through), as a
+browser or a bundler would.
 
 Judged on tree-sitter's tree by walking each such node's ancestors up to its function, so
 no compiler is run, and only for the nodes that overlap the middle, or lie in a construct
@@ -39,9 +44,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Callable, Iterator, Optional, Union
 
 import tree_sitter as ts
+
+from .js_declarations import declared, exported_twice, loop_head_redeclared, pattern_names, redeclared
 
 # JavaScript's module kinds: an ES module, a CommonJS file, or a file with neither mark.
 MODULE, COMMONJS, UNKNOWN = "module", "commonjs", "unknown"
@@ -56,6 +64,23 @@ def module_kind(text: str) -> str:
     if _ESM.search(text):
         return MODULE
     return COMMONJS if _CJS.search(text) else UNKNOWN
+
+
+EXTENSION_KINDS = {".mjs": MODULE, ".cjs": COMMONJS}
+PACKAGE_TYPES = {"module": MODULE, "commonjs": COMMONJS}
+
+
+def declared_module_kind(filename: Optional[str], package_type: Optional[str] = None) -> Optional[str]:
+    """How Node loads a file, where the file's name or its package says so: `.mjs` an ES
+    module and `.cjs` a CommonJS file whatever the package says, else the `"type"` of the
+    nearest package.json (`package_type`: "module" or "commonjs"); None where neither
+    decides (no type, an unknown one: the text is read instead, `module_kind`). Only the
+    name is looked at: reading a package.json is the caller's (the workspace index's)."""
+    if filename:
+        by_extension = EXTENSION_KINDS.get(PurePath(filename).suffix)
+        if by_extension is not None:
+            return by_extension
+    return PACKAGE_TYPES.get(package_type or "")
 
 
 @dataclass(frozen=True)
@@ -81,6 +106,8 @@ class Rules:
 
 JS_FUNCTIONS = frozenset({"function_declaration", "function_expression", "function", "arrow_function", "method_definition",
                           "generator_function", "generator_function_declaration"})
+LEXICAL = ("lexical_declaration", "class_declaration")
+DECLARATIONS = LEXICAL + ("variable_declaration", "function_declaration", "generator_function_declaration")
 JS_LOOPS = frozenset({"for_statement", "for_in_statement", "while_statement", "do_statement"})
 JAVASCRIPT = Rules(
     functions=JS_FUNCTIONS,
@@ -89,7 +116,8 @@ JAVASCRIPT = Rules(
     loops=JS_LOOPS,
     breakable=JS_LOOPS | {"switch_statement"},
     checked="""[(return_statement) (break_statement) (continue_statement) (yield_expression) (await_expression)
-                (lexical_declaration) (class_declaration) (import_statement) (export_statement) (formal_parameters)
+                (lexical_declaration) (class_declaration) (function_declaration) (generator_function_declaration)
+                (import_statement) (export_statement) (formal_parameters)
                 (try_statement) (if_statement) (else_clause) (for_statement) (for_in_statement) (while_statement)
                 (do_statement) (labeled_statement) (binary_expression) (unary_expression)
                 (method_definition) (variable_declaration) (identifier) (shorthand_property_identifier)
@@ -230,8 +258,10 @@ Verdict = Union[None, str, tuple[str, ts.Node]]
 
 
 def _judge(language: str, rules: Rules, node: ts.Node, kind: str, top_level_known: Callable[[], bool]) -> Optional[EarlyError]:
-    judge = _judge_python if language == "python" else _judge_javascript
-    verdict = judge(rules, node, kind, top_level_known)
+    if language == "python":
+        verdict = _judge_python(rules, node, kind, top_level_known)
+    else:
+        verdict = _judge_javascript(rules, node, kind, top_level_known)
     if verdict is None:
         return None
     message, at = verdict if isinstance(verdict, tuple) else (verdict, node)
@@ -269,12 +299,9 @@ def _judge_javascript(rules: Rules, node: ts.Node, kind: str, top_level_known: C
         elif not _has_child(function, "async"):
             return "await outside an async function"
     elif t in ("import_statement", "export_statement"):
-        if kind == COMMONJS and node.parent is not None and node.parent.type == "program":
-            return f"{t.split('_')[0]} in a CommonJS file"
-    elif t in ("lexical_declaration", "class_declaration"):
-        return _uninitialized(node) or _not_a_binding(node) or _redeclared(node)
-    elif t == "variable_declaration":
-        return _not_a_binding(node)
+        return _module_statement_error(node, kind, unsure_top)
+    elif t in DECLARATIONS:
+        return _declaration_error(node, kind, unsure_top)
     elif t in ("identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern"):
         if node.text in RESERVED:
             return "a reserved word as a name"
@@ -290,6 +317,8 @@ def _judge_javascript(rules: Rules, node: ts.Node, kind: str, top_level_known: C
         return _second_constructor(node)
     elif t == ",":
         return _empty_slot(node)
+    elif t == "for_in_statement":
+        return _declaration_as_body(node) or loop_head_redeclared(node, kind == MODULE)
     else:  # a statement with a single statement as its body: `if (x) let y = 1;`
         return _declaration_as_body(node)
     return None
@@ -334,6 +363,34 @@ def _non_binding(pattern: ts.Node) -> Optional[ts.Node]:
         else:
             return target
     return None
+
+
+def _module_statement_error(node: ts.Node, kind: str, unsure_top: Callable[[], bool]) -> Verdict:
+    """`import`/`export` in a CommonJS file; an import's name declared again; a name
+    exported twice (exports stand at a module's top only, so the window cannot mislead)."""
+    if node.parent is None or node.parent.type != "program":
+        return None
+    if kind == COMMONJS:
+        return f"{node.type.split('_')[0]} in a CommonJS file"
+    if node.type == "export_statement":
+        return exported_twice(node)
+    twice = redeclared(node, kind == MODULE, lambda: True)
+    return None if twice is None or unsure_top() else twice
+
+
+def _declaration_error(node: ts.Node, kind: str, unsure_top: Callable[[], bool]) -> Verdict:
+    """A declaration's early errors: `const x;`, a property as a binding, a name its scope
+    has already (grammars/js_declarations.py; outside every function only where the
+    window's top is the file's: a window cut inside a block shows its statements as the
+    program's)."""
+    if node.type in LEXICAL:
+        found: Verdict = _uninitialized(node) or _not_a_binding(node)
+    else:
+        found = _not_a_binding(node) if node.type == "variable_declaration" else None
+    if found is not None:
+        return found
+    twice = redeclared(node, kind == MODULE, lambda: _strict(node, kind))
+    return None if twice is None or unsure_top() else twice
 
 
 SINGLE_BODY = ("if_statement", "else_clause", "for_statement", "for_in_statement", "while_statement", "do_statement", "labeled_statement")
@@ -409,71 +466,6 @@ def _labelled(rules: Rules, node: ts.Node, label: bytes) -> Optional[ts.Node]:
     return None
 
 
-LEXICAL = ("lexical_declaration", "class_declaration")
-DECLARATIONS = LEXICAL + ("variable_declaration", "function_declaration", "generator_function_declaration")
-
-
-def _pattern_names(node: ts.Node) -> list[bytes]:
-    """The names a binding (`x`, `{a, b: [c], ...d}`, `x = 1`) declares."""
-    if node.type in ("identifier", "shorthand_property_identifier_pattern"):
-        return [node.text] if node.text else []
-    if node.type == "pair_pattern":
-        value = node.child_by_field_name("value")
-        return _pattern_names(value) if value is not None else []
-    if node.type in ("assignment_pattern", "object_assignment_pattern"):
-        left = node.child_by_field_name("left")
-        return _pattern_names(left) if left is not None else []
-    if node.type in ("object_pattern", "array_pattern", "rest_pattern"):
-        return [name for child in node.named_children for name in _pattern_names(child)]
-    return []
-
-
-def _declared(node: ts.Node) -> list[bytes]:
-    """The names a declaration statement declares, each as often as it declares it."""
-    if node.type in ("lexical_declaration", "variable_declaration"):
-        names = []
-        for declarator in node.named_children:
-            name = declarator.child_by_field_name("name") if declarator.type == "variable_declarator" else None
-            if name is not None:
-                names.extend(_pattern_names(name))
-        return names
-    name = node.child_by_field_name("name")
-    return [name.text] if name is not None and name.text else []
-
-
-def _parameters(function: ts.Node) -> list[bytes]:
-    parameters = function.child_by_field_name("parameters")
-    if parameters is None:
-        parameter = function.child_by_field_name("parameter")  # `x => ...`
-        return _pattern_names(parameter) if parameter is not None else []
-    return [name for p in parameters.named_children for name in _pattern_names(p)]
-
-
-def _taken(scope: ts.Node, node: Optional[ts.Node]) -> set[bytes]:
-    """The names declared in `scope` (a block) by statements other than `node`, and by the
-    parameters of the function whose body it is."""
-    taken: set[bytes] = set()
-    for sibling in scope.named_children:
-        if sibling.type in DECLARATIONS and (node is None or sibling.id != node.id):
-            taken.update(_declared(sibling))
-    function = scope.parent
-    if scope.type == "statement_block" and function is not None and function.type in JS_FUNCTIONS:
-        taken.update(_parameters(function))
-    return taken
-
-
-def _redeclared(node: ts.Node) -> Optional[str]:
-    """`let x` where the same block already declares `x` (by `let`, `const`, `class`,
-    `var` or `function`, or twice in this statement: `const {a, a} = o`), or where `x` is
-    a parameter of the function the block is the body of: `Identifier 'x' has already
-    been declared`."""
-    declared = _declared(node)
-    names = set(declared)
-    scope = node.parent
-    if not names or scope is None or scope.type not in ("program", "statement_block", "class_static_block"):
-        return None
-    clash = (names & _taken(scope, node)) | {n for n in names if declared.count(n) > 1}
-    return f"{sorted(clash)[0].decode(errors='replace')} declared twice in one block" if clash else None
 
 
 PARAMETER_TYPES = ("identifier", "object_pattern", "array_pattern", "assignment_pattern", "rest_pattern", "comment")
@@ -514,7 +506,7 @@ def _duplicate_parameter(parameters: ts.Node, kind: str) -> Verdict:
     seen: set[bytes] = set()
     twice = None
     for parameter in parameters.named_children:
-        for name in _pattern_names(parameter):
+        for name in pattern_names(parameter):
             if name in seen and twice is None:
                 twice = parameter
             seen.add(name)
@@ -559,8 +551,8 @@ def _shadowed_parameter(parameters: ts.Node) -> Optional[str]:
     body = function.child_by_field_name("body") if function is not None else None
     if function is None or function.type not in JS_FUNCTIONS or body is None or body.type != "statement_block":
         return None
-    names = {name for p in parameters.named_children for name in _pattern_names(p)}
-    lexical = {name for child in body.named_children if child.type in LEXICAL for name in _declared(child)}
+    names = {name for p in parameters.named_children for name in pattern_names(p)}
+    lexical = {name for child in body.named_children if child.type in LEXICAL for name in declared(child)}
     clash = names & lexical
     return f"{sorted(clash)[0].decode(errors='replace')} declared twice in one block" if clash else None
 

@@ -79,10 +79,10 @@ def _cut_tail(text: bytes, cursor: int, error: SyntaxErrorSpan) -> bool:
     the text's last line and starts more than LATE_LINES lines after the cursor's line. A
     file (or a benchmark item, whose suffix is cut at a fixed length) that stops mid-
     statement has such an error whatever the middle is; counted as the hole's, the final
-    check refused every middle, the true one too (docs/ladder.md: on dev, 10 of the 26
-    items answered empty only under the constraint). A hole's own error starts at the
-    cursor or a statement or two later, and an unclosed bracket of the hole is a MISSING
-    error at the end, judged before this rule."""
+    check refused every middle, the true one too (docs/measurements/2026-12-01-ladder.md:
+    on dev, 10 of the 26 items answered empty only under the constraint). A hole's own
+    error starts at the cursor or a statement or two later, and an unclosed bracket of the
+    hole is a MISSING error at the end, judged before this rule."""
     if error.missing or not text[error.start : error.end].strip(b"})]; \t\n"):
         return False  # a stray closer is a complete line's, whose opener went (`if (x) {` as the hole)
     end = len(text.rstrip())
@@ -439,7 +439,7 @@ class Window:
     # inert there: the file parses as before, whatever the middle says (`inert`).
     string_close: Optional[str] = None
     # For the early-error check (grammars/early_errors.py): JavaScript's module kind, of
-    # the whole file.
+    # the whole file's text, or as the file's name or package declares it (WindowCache).
     module_kind: str = UNKNOWN
     _at_top_level: Optional[bool] = None  # `starts_at_top_level`, once asked
     # Where the cursor's construct ends (`_from_the_hole`), and the early errors
@@ -600,8 +600,11 @@ class WindowCache:
     each window at each of its checks (issue 35: on 80 real lines with a budget that held
     most of them, 493 window builds instead of 80, half the batch's CPU time)."""
 
-    def __init__(self, spec: LanguageSpec, size: int = 72, max_bytes: int = 1 << 20) -> None:
+    def __init__(self, spec: LanguageSpec, size: int = 72, max_bytes: int = 1 << 20, declared_kind: Optional[str] = None) -> None:
         self._spec = spec
+        # JavaScript's module kind where the file's name or package says it (early_errors.
+        # declared_module_kind): it replaces the one a window reads from its text.
+        self._declared_kind = declared_kind
         self._size = size
         self._max_bytes = max_bytes
         self._bytes = 0
@@ -621,6 +624,8 @@ class WindowCache:
             window = self._held.get(key)
             if window is None:
                 window = Window.build(self._spec, prefix, suffix)
+                if self._declared_kind is not None:
+                    window.module_kind = self._declared_kind
                 self._held[key] = window
             self._bytes += _window_bytes(window)
         self._windows[key] = window  # now the most recent
