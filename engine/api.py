@@ -36,8 +36,9 @@ from engine.precision import bucket_rows, compute_dtype
 from engine.lookahead import Guess, guesses
 from engine.sampler import Denoising, Modes, Surroundings, WorkClock, run_to_end
 from engine.seams import tidy_middle
+from engine.degenerate import degenerate
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
-from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, MergedEncoding, OwnPromptLayout, PackedPasses, ReusableContext, SamplerSettings, SeveralCanvases, SyntaxConstraint, WindowedConstraint
+from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, MergedEncoding, ModuleKindConstraint, OwnPromptLayout, PackedPasses, ReusableContext, SamplerSettings, SeveralCanvases, SyntaxConstraint, WindowedConstraint
 from engine.batching import PACKED_MIN_ROWS
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
@@ -52,6 +53,29 @@ def constraint_for(language: Optional[str]) -> Optional[SyntaxConstraint]:
     if not language:
         return None
     return grammars.constraint_for(language)
+
+
+def file_constraint(language: Optional[str], filename: Optional[str], workspace: Optional[WorkspaceContext]) -> Optional[SyntaxConstraint]:
+    """The syntax constraint of a request: its language's (`constraint_for`), judging a
+    JavaScript file as Node loads it where the file's name or package says how
+    (`module_kind_of`; elsewhere the constraint reads it from the text)."""
+    constraint = constraint_for(language)
+    kind = module_kind_of(language, filename, workspace)
+    if kind is not None and isinstance(constraint, ModuleKindConstraint):
+        return constraint.for_module_kind(kind)
+    return constraint
+
+
+def module_kind_of(language: Optional[str], filename: Optional[str], workspace: Optional[WorkspaceContext]) -> Optional[str]:
+    """How Node loads the JavaScript file being edited, where its name (`.mjs`, `.cjs`) or
+    its package says it (the nearest package.json's "type": only a workspace index reads
+    one, inside its own folder, so a request without an index, an HTTP client's, opens no
+    file by the name it sends); None elsewhere: the constraint reads the kind from the
+    text (grammars/early_errors.py)."""
+    if language != "javascript" or not filename:
+        return None
+    package_type = workspace.package_type(filename) if workspace is not None else None
+    return grammars.declared_module_kind(filename, package_type)
 
 
 # When the constraint refuses every token a pass searched, and one refused token was
@@ -589,7 +613,20 @@ class InfillRun:
             tokens, best = self.best
             result.middle = tidy_middle(request.healing.user_prefix(request.around.prefix), best, request.around.suffix)
             result.tokens, result.stop_reason, result.draft = tokens, "bounded", ""
+        self._drop_degenerate(result)
         self.final = final
+
+    def _drop_degenerate(self, result: InfillResult) -> None:
+        """The one check of the middle about to be returned: one that repeats itself
+        (engine/degenerate.py: a loop, a line written twice, the line above the cursor
+        again, a copy of a top-level import) is answered empty, stop reason "degenerate".
+        A cancelled request keeps its reason: front ends drop its answer by it."""
+        request = self.request
+        if result.stop_reason == "cancelled":
+            return
+        prefix = request.healing.user_prefix(request.around.prefix)
+        if degenerate(prefix, result.middle, request.around.suffix, ran_to_limit=result.stop_reason == "max_tokens") is not None:
+            result.middle, result.tokens, result.stop_reason, result.draft = "", 0, "degenerate", ""
 
 
 class InfillJob:
@@ -819,7 +856,7 @@ class Engine:
         cfg = self.settings.replace(**settings)
         # Unconstrained, a detected language would change nothing: detection is skipped.
         choice = resolve_language(language, filename=filename, prefix=prefix, suffix=suffix, detect=detect_language and cfg.constrained)
-        constraint = constraint_for(choice.name) if cfg.constrained else None
+        constraint = file_constraint(choice.name, filename, workspace) if cfg.constrained else None
         drafts = workspace.drafts(prefix, suffix, filename) if workspace is not None and cfg.workspace_drafts and cfg.max_tokens > 0 else []
         # Other open documents' texts come as the client sent them: lone surrogates too.
         drafts = [replace(d, text=replace_lone_surrogates(d.text), line=replace_lone_surrogates(d.line)) for d in drafts]

@@ -196,7 +196,7 @@ class InfillResult:
     tokens: int  # tokens in the middle
     forwards: int  # model forward passes spent: canvas passes (a new context is encoded in the first: encode_with_canvas), plus one for a context encoded on a pass of its own
     ms: float  # wall time in milliseconds, model loading excluded
-    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing: a bug) | "vetoed" (closed where the constraint refused every token) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far) | "bounded" (the work bound, engine/api.py WASTE_BOUND: the best accepted text so far; "rejected" when there was none) | "indentation" (the cursor's line is indented where no code may start: answered empty with no pass)
+    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing: a bug) | "vetoed" (closed where the constraint refused every token) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far) | "bounded" (the work bound, engine/api.py WASTE_BOUND: the best accepted text so far; "rejected" when there was none) | "indentation" (the cursor's line is indented where no code may start: answered empty with no pass) | "degenerate" (the middle repeated itself, engine/degenerate.py: answered empty)
     edits: int = 0  # token-to-token rewrites applied
     vetoed: int = 0  # commits refused by the syntax constraint
     cached_context_tokens: int = 0  # context tokens whose keys/values came from the cache
@@ -301,6 +301,17 @@ class WindowedConstraint(Protocol):
 
     def in_string(self, prefix: str, suffix: str) -> bool:
         """Whether the cursor is inside a multi-line string (a docstring being written)."""
+        ...
+
+
+@runtime_checkable
+class ModuleKindConstraint(Protocol):
+    """A constraint that judges a JavaScript file as Node loads it, an ES module or a
+    CommonJS file, where the request's file name or package says which
+    (grammars.constraint.TreeSitterConstraint; engine/api.py `file_constraint`)."""
+
+    def for_module_kind(self, kind: str) -> "SyntaxConstraint":
+        """The same constraint judging every text as `kind` ("module" or "commonjs")."""
         ...
 
 

@@ -23,6 +23,8 @@ EMPTY_ANSWER = {
     "max_tokens": "the model's text ran to {max_tokens} without a usable end",
     "empty": "{max_tokens} is 0",
     "deadline": "the request ran out of time ({deadline}) before the model wrote anything usable",
+    "degenerate": "the model's text repeated itself (a loop, a line written twice, the line above the cursor "
+    "again, or an import the file already has at its top), so infill shows nothing rather than a copy",
     "indentation": "the cursor's line is indented deeper than its block allows: no code can start there, "
     "so infill did not ask the model (remove some of the indentation)",
 }

@@ -122,7 +122,8 @@ def test_a_deadline_counts_the_requests_own_work_not_its_batch_mates(tiny_engine
     settings = {"max_tokens": 24, "allow_end": False, "constrained": False}
     quick = ("def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n")
     alone = tiny_engine.infill(*quick, **settings)
-    assert alone.stop_reason == "max_tokens" and alone.forwards > 2
+    # It runs to max_tokens (the tiny model's text there is a loop, answered empty: engine/degenerate.py).
+    assert alone.stop_reason in ("max_tokens", "degenerate") and alone.forwards > 2
 
     runner = BatchRunner(tiny_engine, max_batch=4)
     slow = runner.submit(tiny_engine.job(slow_prefix, "\n", cache_key="slow", **settings))

@@ -50,7 +50,8 @@ def test_long_cli_requests_report_progress_on_stderr(tiny_engine, monkeypatch):
     err = io.StringIO()
     result = cli._run_with_progress(tiny_engine.stream(PREFIX, SUFFIX, max_tokens=16, allow_end=False, constrained=False), err)
     lines = err.getvalue().splitlines()
-    assert result.stop_reason == "max_tokens" and len(lines) >= 2 and f"pass {len(lines)}, " in lines[-1]  # one per canvas pass
+    # It ran to max_tokens (the tiny model's text there is a loop, answered empty: engine/degenerate.py).
+    assert result.stop_reason in ("max_tokens", "degenerate") and len(lines) >= 2 and f"pass {len(lines)}, " in lines[-1]  # one per canvas pass
     assert lines[0].startswith("-- still working: ") and "pass 1, " in lines[0] and "canvas tokens written" in lines[0]
 
 

@@ -36,7 +36,8 @@ def test_engine_infill_matches_transformers_trajectory(ckpts, family, monkeypatc
     theirs = [s.canvas for s in ref.stream(PREFIX, SUFFIX, **settings)]
     assert ours == theirs  # same canvas after every pass, and the same final middle
     result = eng.infill(PREFIX, SUFFIX, **settings)
-    assert result.stop_reason in ("end_of_middle", "max_tokens") and 0 < result.forwards
+    # A random checkpoint's text may be a loop, answered empty (engine/degenerate.py).
+    assert result.stop_reason in ("end_of_middle", "max_tokens", "degenerate") and 0 < result.forwards
     assert result.middle == ref.infill(PREFIX, SUFFIX, **settings).middle
 
 
