@@ -2,7 +2,7 @@
 
 A small model that has nothing to say often keeps writing what it just wrote. Shown to a
 user, such a middle is worse than none, so the engine answers these empty, with the stop
-reason "degenerate" (engine/api.py `InfillRun._answer`, the one place a middle is
+reason "degenerate" (engine/answer.py `Answers.make`, the one place a middle is
 finalized). `degenerate(prefix, middle, suffix)` names the rule a middle breaks:
 
   loop          a stretch of at least LOOP_REPEATS copies of a short unit that holds a

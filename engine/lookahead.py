@@ -6,7 +6,7 @@ next pass reads X with p filled. Drafts guess that token (and the ones after it)
 guess is a canvas: X + guess at p, X + guesses at p and p+1, ... These canvases ride in
 the same forward as X (`canvas_logits` over a (1 + width, N) batch: one context, one read
 of every weight, a few more rows). When the sampler's next canvas is one of them, its
-logits are there: the pass is replayed without a forward (engine/api.py, InfillRun). The
+logits are there: the pass is replayed without a forward (engine/request.py, InfillRun). The
 sampler itself is untouched, so every middle is the one it writes without drafts, bit for
 bit (a row's logits do not depend on the rows beside it from 4 rows on, engine/batching.py);
 only the forwards spent change. A wrong draft costs its rows and nothing else.

@@ -31,7 +31,7 @@ class StreamingEngine(Protocol):
 
 
 class BatchJob(Protocol):
-    """A checked request that joins a batch (engine.api.InfillJob): `prepare` readies its
+    """A checked request that joins a batch (engine.job.InfillJob): `prepare` readies its
     context, then `canvas_ids` / `advance(logits)` once per pass until `canvas_ids` is
     None, and `final_step` carries the result. A pass's logits come from a packed
     forward over several jobs' `context`s, or from the job's own `forward(canvas)`,

@@ -352,13 +352,13 @@ def _probabilities(logits: torch.Tensor, settings: SamplerSettings, generator: O
 
 @dataclass(frozen=True)
 class Modes:
-    """The engine's plan for one candidate (engine/api.py, InfillRun): modes that no client
+    """The engine's plan for one candidate (engine/request.py, InfillRun): modes that no client
     sets, unlike SamplerSettings."""
 
     end_when_valid: bool = False  # the last resort: end at the first complete, valid middle (engine/ending.py, `valid`)
     end_at_line_end: bool = False  # inside a docstring: the middle is its first line (ending.py, `newline`, `first_line`)
     close_on_veto: bool = False  # a pass whose every token is refused closes the middle once one was forced (rule 5)
-    header: bool = False  # the candidate's canvas starts with a block header's keyword (engine/api.py, InfillRun._header_seed)
+    header: bool = False  # the candidate's canvas starts with a block header's keyword (engine/request.py, InfillRun._header_seed)
     ending_tokens: int = ENDING_TOKENS  # tokens the `valid` end tries per pass (engine/ending.py `ending_tokens`: fewer in a wide syntax window)
 
 
@@ -455,7 +455,7 @@ class Denoising:
         """One pass, given the model's (N, V) logits for `canvas_ids()`: predict ->
         propose -> constrain -> commit -> edit -> grow. Returns the pass's step.
         `replayed`: the logits were computed for this very canvas by an earlier candidate
-        of the request (engine/api.py, InfillRun): a pass, but no forward."""
+        of the request (engine/request.py, InfillRun): a pass, but no forward."""
         masked_before = bool(self.canvas.masked_positions())
         changes = denoise_pass(predict(logits, self, forward=not replayed), self)
         # Every change is one token written: a commit, an end of middle (one, however many
@@ -562,7 +562,7 @@ def predict(logits: torch.Tensor, run: Denoising, forward: bool = True) -> torch
     end-of-middle token barred when `allow_end` is off, sampled with temperature, and
     the copy guess mixed in (rule 6). Counts the pass and its forward, unless the logits
     were replayed (`forward` False): a replayed pass is not streamed, so the streamed
-    passes stay numbered 1, 2, 3, ... (engine/api.py, InfillRun.canvas_ids)."""
+    passes stay numbered 1, 2, 3, ... (engine/request.py, InfillRun.canvas_ids)."""
     run.forwards += forward
     run.step += forward
     if not run.settings.allow_end:

@@ -196,7 +196,7 @@ class InfillResult:
     tokens: int  # tokens in the middle
     forwards: int  # model forward passes spent: canvas passes (a new context is encoded in the first: encode_with_canvas), plus one for a context encoded on a pass of its own
     ms: float  # wall time in milliseconds, model loading excluded
-    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing: a bug) | "vetoed" (closed where the constraint refused every token) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far) | "bounded" (the work bound, engine/api.py WASTE_BOUND: the best accepted text so far; "rejected" when there was none) | "indentation" (the cursor's line is indented where no code may start: answered empty with no pass) | "degenerate" (the middle repeated itself, engine/degenerate.py: answered empty)
+    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing: a bug) | "vetoed" (closed where the constraint refused every token) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far) | "bounded" (the work bound, engine/request.py WASTE_BOUND: the best accepted text so far; "rejected" when there was none) | "indentation" (the cursor's line is indented where no code may start: answered empty with no pass) | "degenerate" (the middle repeated itself, engine/degenerate.py: answered empty)
     edits: int = 0  # token-to-token rewrites applied
     vetoed: int = 0  # commits refused by the syntax constraint
     cached_context_tokens: int = 0  # context tokens whose keys/values came from the cache
@@ -206,7 +206,7 @@ class InfillResult:
     written: int = 0  # tokens the sampler wrote, all candidates: commits, ends, edits (forwards <= written + 2)
     draft: str = ""  # where the middle came from when it is a verified draft ("workspace", engine/drafts.py), else ""
     drafts_verified: int = 0  # drafts the model read in the request's verification pass (0: none offered)
-    replayed: int = 0  # passes of a later candidate replayed from an earlier one's logits, no forward spent (engine/api.py, REPLAY_BYTES)
+    replayed: int = 0  # passes of a later candidate replayed from an earlier one's logits, no forward spent (engine/request.py, REPLAY_BYTES)
     end_rule: str = ""  # which rule ended the middle (engine/ending.py END_RULES: "model", "closer", "newline", "valid", "veto", "line_end", "draft"), "" when none did (max_tokens, deadline, cancelled)
     lookahead: dict[str, int] = field(default_factory=dict)  # tokens committed by passes replayed from drafted canvases, by draft source (engine/lookahead.py)
     lookahead_passes: int = 0  # passes replayed from drafted canvases: no forward spent
@@ -291,16 +291,44 @@ class DenoisingModel(Protocol):
 # served without it.
 
 
+class HeldWindow(Protocol):
+    """The window a request holds while it runs (grammars/window.py `Window`)."""
+
+    @property
+    def size(self) -> int:
+        """Bytes of text the window's checks parse."""
+        ...
+
+
 @runtime_checkable
 class WindowedConstraint(Protocol):
     """A constraint that keeps a window per request (grammars.constraint.TreeSitterConstraint)."""
 
-    def hold(self, prefix: str, suffix: str) -> object:
+    def hold(self, prefix: str, suffix: str) -> HeldWindow:
         """The request's window, for the request to keep while it runs."""
         ...
 
     def in_string(self, prefix: str, suffix: str) -> bool:
         """Whether the cursor is inside a multi-line string (a docstring being written)."""
+        ...
+
+
+@runtime_checkable
+class BlockAwareConstraint(Protocol):
+    """A constraint that knows, before any pass, where no code fits and where the cursor's
+    line must open a block (grammars.constraint.TreeSitterConstraint; engine/job.py)."""
+
+    @property
+    def language(self) -> str:
+        """The language's name: the key of its block headers (grammars/headers.py)."""
+        ...
+
+    def no_code_fits(self, prefix: str, suffix: str) -> bool:
+        """Whether no middle that starts with code can pass the final check here."""
+        ...
+
+    def opens_block(self, prefix: str, suffix: str) -> Optional[str]:
+        """The indentation a block header on the cursor's line starts with, else None."""
         ...
 
 

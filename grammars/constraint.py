@@ -18,6 +18,7 @@ import tree_sitter as ts
 
 from . import polish as polish_mod
 from .early_errors import COMMONJS, MODULE, EarlyError, early_errors
+from .headers import header
 from .lexical import blank_line
 from .python_check import adds_python_error, opens_block, over_indented
 from .splice import added_errors, splice_error_balance, stands_on_its_own
@@ -134,6 +135,11 @@ class TreeSitterConstraint:
         quote_chars = {q for pair in spec.quotes for q in pair}
         self._closing_bytes = [c.encode() for c in {close for _, close in spec.brackets} | quote_chars]
         self._opening_bytes = [c.encode() for c in {open_ for open_, _ in spec.brackets} | quote_chars]
+
+    @property
+    def language(self) -> str:
+        """The language's name (engine.types.BlockAwareConstraint)."""
+        return self.spec.name
 
     def for_module_kind(self, kind: str) -> "TreeSitterConstraint":
         """This language's constraint judging every text as JavaScript of module kind `kind`
@@ -429,13 +435,13 @@ class TreeSitterConstraint:
         """`opens_block` in JavaScript and TypeScript: the cursor's line blank, the next
         line of code indented deeper than it (with the cursor at a line's start, than the
         previous code line), and the final check refusing a plain statement there (`x;`: a
-        `}` below is left without its `{`) where it accepts `if (x.y) {` (not `if (x) {`:
-        in a class body that is a method named `if`, and a method's header is no statement's)."""
+        `}` below is left without its `{`) where it accepts an `if` header (grammars/headers.py:
+        `if (x.y) {`, not `if (x) {`, which in a class body is a method named `if`)."""
         line = blank_line(prefix, suffix, lambda text: bool(text.strip()) and not text.lstrip().startswith(("//", "/*", "*")), is_previous=str.strip)
         if line is None or indent_width(line.following) <= indent_width(line.indent):
             return None
         write, end = line.write, line.end
-        if self.accept_final(prefix, write + "x;" + end, suffix) or not self.accept_final(prefix, write + "if (x.y) {" + end, suffix):
+        if self.accept_final(prefix, write + "x;" + end, suffix) or not self.accept_final(prefix, write + header(self.spec.name, "if") + end, suffix):
             return None
         return write
 

@@ -181,7 +181,7 @@ def opens_block(prefix: str, suffix: str) -> Optional[str]:
     CPython finds an `unexpected indent` on that next line, and with it made `if 1:` none
     up to there. With the cursor at a line's start the line is taken at the previous code
     line's indentation. Only blank lines: with code typed on the line the model's text
-    goes on from it. The engine then tries a candidate that writes a header (engine/api.py,
+    goes on from it. The engine then tries a candidate that writes a header (engine/request.py,
     `_header_seed`): the model alone writes a plain statement there (`balance = 0` above
     an indented `return True`), which the final check refuses, and answers nothing."""
     from .lexical import blank_line

@@ -466,6 +466,11 @@ class Window:
     def cursor(self) -> int:
         return len(self.prefix)
 
+    @property
+    def size(self) -> int:
+        """Bytes of text the window's checks parse (engine.types.HeldWindow)."""
+        return len(self.prefix) + len(self.suffix)
+
     @classmethod
     def build(cls, spec: LanguageSpec, prefix: str, suffix: str) -> "Window":
         language: ts.Language = spec.ts_language()

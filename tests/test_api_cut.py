@@ -1,6 +1,6 @@
 """The engine's last step before a middle is shown: the longest acceptable form of it."""
 import grammars
-from engine.api import accepted_cut, shows_something
+from engine.answer import accepted_cut, shows_something
 
 PY = grammars.constraint_for("python")
 

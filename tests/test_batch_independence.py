@@ -16,6 +16,8 @@ import types
 import pytest
 
 import engine.api
+import engine.job
+import engine.request
 import engine.batching
 import engine.sampler
 from engine.batching import BatchRunner
@@ -108,17 +110,17 @@ class FakeClock:
 
 def test_a_deadline_counts_the_requests_own_work_not_its_batch_mates(tiny_engine, monkeypatch):
     clock = FakeClock()
-    for module in (engine.api, engine.batching, engine.sampler):
+    for module in (engine.job, engine.batching, engine.sampler):
         monkeypatch.setattr(module, "time", clock)
     slow_prefix = "for i in range(10):\n    if i % 2 == 0:\n        "
-    advance = engine.api.InfillRun.advance
+    advance = engine.request.InfillRun.advance
 
     def advance_slowly(self, logits):  # this request's own passes take 100 s each
         if self.request.healing.user_prefix(self.request.around.prefix) == slow_prefix:
             clock.now += 100.0
         return advance(self, logits)
 
-    monkeypatch.setattr(engine.api.InfillRun, "advance", advance_slowly)
+    monkeypatch.setattr(engine.request.InfillRun, "advance", advance_slowly)
     settings = {"max_tokens": 24, "allow_end": False, "constrained": False}
     quick = ("def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n")
     alone = tiny_engine.infill(*quick, **settings)

@@ -1,5 +1,5 @@
 """Degenerate middles are answered empty (engine/degenerate.py, checked once in
-engine/api.py InfillRun._answer): a loop, a line written twice, the line above the cursor
+engine/answer.py Answers.make): a loop, a line written twice, the line above the cursor
 again, a return after a return, a copy of a top-level import in a body."""
 from __future__ import annotations
 

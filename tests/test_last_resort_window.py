@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import engine.api
+import engine.request
 
 
 @pytest.fixture(scope="module")
@@ -20,13 +21,13 @@ def test_the_last_resort_tries_fewer_endings_in_a_wide_window(eng, monkeypatch) 
     from engine import ending
 
     runs = []
-    init = engine.api.InfillRun.__init__
+    init = engine.request.InfillRun.__init__
 
     def remember(self, *args, **kwargs):
         init(self, *args, **kwargs)
         runs.append(self)
 
-    monkeypatch.setattr(engine.api.InfillRun, "__init__", remember)
+    monkeypatch.setattr(engine.request.InfillRun, "__init__", remember)
     methods = "".join(f"  method{i}(value) {{\n    const doubled = value * {i};\n    return this.helper(doubled, '{i}');\n  }}\n\n" for i in range(400))
     prefix = "class Store {\n  constructor() {\n    this.items = [];\n  }\n\n  add(item) {\n    "
     suffix = "\n  }\n\n" + methods + "}\n"

@@ -8,7 +8,8 @@ import typing
 
 import pytest
 
-from engine.api import Engine, InfillJob
+from engine.api import Engine
+from engine.job import InfillJob
 from engine.protocols import BatchingEngine, BatchJob, ModelHost, StreamingEngine
 from infill_lsp.engine_host import EngineHost
 from infill_lsp.remote import RemoteEngineHost

@@ -524,14 +524,15 @@ def test_a_later_candidate_replays_the_passes_an_earlier_one_computed(tiny_engin
     # already had the model read: those passes are replayed from the kept logits, each
     # saving one forward and changing nothing else.
     import engine.api
+    import engine.request
 
     monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryMiddle())
     monkeypatch.setattr(tiny_engine, "lookahead_width", 0)  # no drafted canvases (tests/test_lookahead.py has both)
     # Without replays the work bound (WASTE_BOUND, and the last resort's LAST_RESORT_PASSES;
     # tested in test_sampler_bound.py) would stop the second candidate where the replaying
     # run goes on: lifted, so that the two runs compare pass for pass.
-    monkeypatch.setattr(engine.api, "WASTE_BOUND", 1000)
-    monkeypatch.setattr(engine.api, "LAST_RESORT_PASSES", 1000)
+    monkeypatch.setattr(engine.request, "WASTE_BOUND", 1000)
+    monkeypatch.setattr(engine.request, "LAST_RESORT_PASSES", 1000)
     calls = []
     for name in ("canvas_logits", "encode_with_canvas"):  # the first pass encodes the context too
         original = getattr(tiny_engine.model, name)
@@ -543,9 +544,9 @@ def test_a_later_candidate_replays_the_passes_an_earlier_one_computed(tiny_engin
         steps = list(tiny_engine.stream("def f(a, b):\n    return ", "\n", language="python", max_tokens=12, confidence_threshold=1.0))
         return steps, len(calls)
 
-    monkeypatch.setattr(engine.api, "REPLAY_BYTES", 0)
+    monkeypatch.setattr(engine.request, "REPLAY_BYTES", 0)
     steps_computed, calls_computed = request()
-    monkeypatch.setattr(engine.api, "REPLAY_BYTES", 8 << 20)
+    monkeypatch.setattr(engine.request, "REPLAY_BYTES", 8 << 20)
     steps_replayed, calls_replayed = request()
     computed, replayed = steps_computed[-1].result, steps_replayed[-1].result
     assert computed.candidates_tried == replayed.candidates_tried == 2

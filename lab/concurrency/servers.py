@@ -10,7 +10,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Optional, Protocol
 
-from engine.api import COPY_SUFFIX_CHARS, Engine
+from engine.api import Engine
+from engine.job import COPY_SUFFIX_CHARS
 from engine.batching import BatchRunner, Ticket
 from lab.baseline.autoregressive import CopyDrafts, DecodeBatch, GreedyDecode
 from lab.concurrency.items import Item

@@ -34,7 +34,7 @@ CLASSES = ("broken", "cut", "false_veto", "schedule")
 def classify(constraint, prefix: str, suffix: str, free: str, vetoed: int) -> str:
     """The class of an item whose unconstrained middle `free` is non-empty and whose
     constrained answer is empty (`vetoed`: the constrained run's vetoed commits)."""
-    from engine.api import accepted_cut
+    from engine.answer import accepted_cut
 
     polished = constraint.polish(prefix, free, suffix)
     if constraint.accept_final(prefix, polished, suffix):

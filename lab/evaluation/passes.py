@@ -26,6 +26,7 @@ from lab.evaluation.sweep import edit_similarity
 def main(argv: list[str] | None = None) -> int:
     import engine
     import engine.api
+    import engine.request
     import engine.ending
     import engine.sampler
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--search-positions", type=int, default=None)
     p.add_argument("--search-tokens", type=int, default=None)
     p.add_argument("--ending-tokens", type=int, default=None, help="tokens the last-resort candidate tries as a middle's last (engine.ending.ENDING_TOKENS)")
-    p.add_argument("--no-replay", action="store_true", help="compute every pass of a later candidate (engine.api.REPLAY_BYTES = 0: the rule before replays)")
+    p.add_argument("--no-replay", action="store_true", help="compute every pass of a later candidate (engine.request.REPLAY_BYTES = 0: the rule before replays)")
     p.add_argument("--candidates", type=int, default=None, help="model candidates per request (engine default 2; 3 adds the unconstrained one)")
     p.add_argument("--out", type=Path, default=None, help="write the per-item rows (JSON) here")
     p.add_argument("--set", dest="knobs", action="append", default=[], metavar="KNOB=VALUE",
@@ -54,9 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.ending_tokens is not None:
         engine.ending.ENDING_TOKENS = args.ending_tokens
     if args.no_replay:
-        engine.api.REPLAY_BYTES = 0
+        engine.request.REPLAY_BYTES = 0
     if args.no_close_on_veto:
-        engine.api.CLOSE_ON_VETO = False
+        engine.request.CLOSE_ON_VETO = False
     eng = engine.load(args.model)
     if args.candidates is not None:
         eng.settings = eng.settings.replace(candidates=args.candidates)

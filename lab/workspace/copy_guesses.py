@@ -24,7 +24,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from engine.api import COPY_SUFFIX_CHARS
+from engine.job import COPY_SUFFIX_CHARS
 from engine.context_window import prefix_tail
 from engine.copying import CopyIndex
 from engine.workspace import WorkspaceContext, WorkspaceIndex
