@@ -101,7 +101,7 @@ class FamilyModel:
     def _role_ids(self, roles: tuple[str, ...]) -> list[int]:
         out = []
         for role in roles:
-            value = getattr(self.ids, role)
+            value = vars(self.ids)[role]  # a role named by the layout: a field of the family's TokenIds
             if value is not None:
                 out.append(value)
         return out

@@ -277,7 +277,7 @@ def _score_lines(eng: Any, document: str, proposals: list[Proposal], hist: list[
         old_ids, new_ids = tok.encode(old_line), tok.encode(new_line)
         length = max(len(old_ids), len(new_ids)) + 1
         cache = model.encode_context(prefix, suffix, reuse=cache)
-        canvas = torch.full((1, length), tok.mask_id, dtype=torch.long, device=getattr(eng, "device", "cpu"))
+        canvas = torch.full((1, length), tok.mask_id, dtype=torch.long, device=eng.device)
         logp = torch.log_softmax(model.canvas_logits(cache, canvas)[0].float(), dim=-1).cpu()
         forwards += 2
 
@@ -318,7 +318,7 @@ def _model_edits(eng: Any, document: str, history: list[HistoryEntry], window: t
     hist = history_ids(tok, history, limits.history_tokens)
     prefix, suffix = prompt_ids(tok, hist, document[:lo], document[hi:], limits)
     cache = model.encode_context(prefix, suffix)
-    canvas = torch.tensor([window_ids], dtype=torch.long, device=getattr(eng, "device", "cpu"))
+    canvas = torch.tensor([window_ids], dtype=torch.long, device=eng.device)
     probs = torch.softmax(model.canvas_logits(cache, canvas)[0].float(), dim=-1).cpu()
     new_ids = list(window_ids)
     sure = rewrites(probs, window_ids, limits.edit_threshold, tok.special_ids)  # the sampler's edit rule

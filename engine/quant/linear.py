@@ -93,6 +93,8 @@ class Int4Linear(nn.Module):
         self.register_buffer("scales", torch.ones(out_features, kp // group_size, dtype=torch.float16, device=device))
         self.register_buffer("mins", torch.zeros(out_features, kp // group_size, dtype=torch.float16, device=device))
         self.register_buffer("bias", torch.zeros(out_features, device=device) if bias else None)
+        self._codes: Optional[torch.Tensor] = None  # the unpacked codes (`_unpacked_codes`), not in the state dict
+        self._codes_key: Optional[tuple] = None
 
     @classmethod
     def from_linear(cls, linear: nn.Linear, group_size: int = 64) -> "Int4Linear":
@@ -123,7 +125,7 @@ class Int4Linear(nn.Module):
         so load_state_dict (an in-place copy) or .to(device) invalidates it.
         """
         key = (self.qweight.data_ptr(), self.qweight._version, self.qweight.device)
-        if getattr(self, "_codes_key", None) != key:
+        if self._codes is None or self._codes_key != key:
             self._codes = formats.unpack_int4(self.qweight)
             self._codes_key = key
         return self._codes
