@@ -146,7 +146,7 @@ def _closer(probs: torch.Tensor, run: "Denoising") -> Optional[End]:
     starts with the suffix's first non-blank character, that character closes a bracket or
     a string, and the middle so far (text only) passes the final check. Asked before a
     pass's proposals only: asked again after its commits, for the position after them, it
-    ended middles early (dev mid-line exact match 10.6% -> 9.6%, docs/sampler.md)."""
+    ended middles early (dev mid-line exact match 10.6% -> 9.6%, docs/measurements/2026-12-01-sampler.md)."""
     canvas, tok, constraint = run.canvas, run.canvas.tok, run.constraint
     nxt = run.suffix.lstrip(" \t")[:1]
     if not run.settings.end_at_closer or run.settings.order != "contiguous" or constraint is None or nxt not in CLOSERS:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from engine.api import Engine
 
 # How much of the suffix the copy rule also looks in (sampler rule 6): ~500 tokens. The
-# model's own suffix window (256 tokens) gave fewer dev gains for more passes (docs/sampler.md).
+# model's own suffix window (256 tokens) gave fewer dev gains for more passes (docs/measurements/2026-12-01-sampler.md).
 COPY_SUFFIX_CHARS = 2000
 
 

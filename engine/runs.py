@@ -66,7 +66,7 @@ class NgramTable:
     def guess(self, left: Sequence[int]) -> Optional[int]:
         """The token that follows the longest run ending `left` that the table's texts hold,
         when they agree on it (MIN_SEEN, MIN_SHARE); None otherwise, also where that run was
-        seen too seldom (a shorter one is not asked: measured, docs/sampler.md)."""
+        seen too seldom (a shorter one is not asked: measured, docs/measurements/2026-12-02-sampler.md)."""
         for n in COPY_NGRAMS:
             if len(left) < n:
                 continue
