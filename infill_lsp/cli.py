@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, TextIO
 
 from engine.text import ANY_BREAK, UTF32, TextIndex
-from engine.types import DenoiseStep, InfillError, InfillResult, SamplerSettings
+from engine.types import DEFAULT_MAX_BATCH, DenoiseStep, InfillError, InfillResult, SamplerSettings
 
 # Why a completion came back empty, in words: shared with the live server and the playground.
 from infill_lsp.empty_answer import EMPTY_ANSWER, REFUSED, explain_empty  # noqa: F401 (EMPTY_ANSWER: re-exported)
@@ -340,10 +340,21 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _max_batch(text: str) -> int:
+    """--max-batch: a whole number from 1 to DEFAULT_MAX_BATCH."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= value <= DEFAULT_MAX_BATCH:
+        raise argparse.ArgumentTypeError(f"{value} is outside 1..{DEFAULT_MAX_BATCH}")
+    return value
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     from infill_lsp.batch import run_batch
 
-    return run_batch(sys.stdin, sys.stdout, model_dir=args.model, language=args.language)
+    return run_batch(sys.stdin, sys.stdout, model_dir=args.model, language=args.language, max_batch=args.max_batch)
 
 
 COMPLETE_DESCRIPTION = """Write the middle at a position in a file.
@@ -392,6 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("batch", help="infill a JSONL batch: stdin -> stdout (contract in README.md)")
     p.add_argument("--model", type=Path, default=None)
     p.add_argument("--language", default=None, help="default language for lines without one")
+    p.add_argument("--max-batch", type=_max_batch, default=None, metavar="N",
+                   help=f"lines denoised together, sharing each forward pass (1-{DEFAULT_MAX_BATCH}, default {DEFAULT_MAX_BATCH}; 1: one at a time)")
     p.set_defaults(handler=cmd_batch)
 
     for name, (_, help_text) in DELEGATED.items():

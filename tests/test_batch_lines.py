@@ -73,3 +73,23 @@ def test_a_line_without_a_language_runs_with_the_detected_one_and_says_so(tiny_m
     # --language is the default of lines without one, before their file name and detection.
     rows = _batch([{"id": "default", **python, "filename": "x.rs"}], tiny_model_dir, language="go")
     assert (rows[0]["language"], rows[0]["language_source"]) == ("go", "request")
+
+
+def test_max_batch_one_answers_every_line_as_the_shared_passes_do(tiny_model_dir: Path) -> None:
+    """`infill batch --max-batch 1` (one line at a time) and the default (lines sharing each
+    forward pass) give the same answers: batching changes the speed, never a middle."""
+    lines = [{"id": str(i), "prefix": f"def f{i}(a, b):\n    return ", "suffix": "\n", "language": "python", "max_tokens": 12} for i in range(6)]
+    alone, shared = io.StringIO(), io.StringIO()
+    for out, max_batch in ((alone, 1), (shared, None)):
+        source = io.StringIO("".join(json.dumps(line) + "\n" for line in lines))
+        assert run_batch(source, out, model_dir=tiny_model_dir, max_batch=max_batch) == 0
+    answers = [[(row["id"], row["middle"], row["forwards"], row["stop_reason"]) for row in map(json.loads, out.getvalue().splitlines())] for out in (alone, shared)]
+    assert len(answers[0]) == 6 and answers[0] == answers[1]
+
+
+def test_max_batch_outside_its_range_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from infill_lsp.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["batch", "--max-batch", "0"])
+    assert stop.value.code == 2 and "--max-batch: 0 is outside 1..64" in capsys.readouterr().err
