@@ -9,16 +9,14 @@ request loop (engine/request.py) decides when to answer; this module decides wha
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence
 
 from engine.degenerate import degenerate
 from engine.drafts import Verification
+from engine.healing import Healing
 from engine.seams import tidy_middle
 from engine.tokenizer import Tokenizer
 from engine.types import InfillResult, SyntaxConstraint
-
-if TYPE_CHECKING:
-    from engine.request import Request
 
 MAX_WORD_CUTS = 16  # mid-line cuts tried (longest first) when no whole-line form is accepted
 
@@ -73,12 +71,14 @@ class Answers:
     """A request's answers: its candidates' texts judged as the user gets them, and the
     one place the returned middle and its token count are made."""
 
-    def __init__(self, request: "Request", tokenizer: Tokenizer) -> None:
-        self.request = request
+    def __init__(self, constraint: Optional[SyntaxConstraint], healing: Healing, prefix: str, suffix: str, tokenizer: Tokenizer) -> None:
+        self.constraint = constraint  # the language's own check, judging the user's text (None: unconstrained)
+        self.healing = healing  # what was cut at the cursor, and the way back to the user's text
+        self.prefix, self.suffix = prefix, suffix  # the healed prefix the model wrote after, and the suffix
         self.tokenizer = tokenizer
 
     def user_prefix(self) -> str:
-        return self.request.healing.user_prefix(self.request.around.prefix)
+        return self.healing.user_prefix(self.prefix)
 
     def checked(self, middle: str) -> Optional[str]:
         """The middle as the user gets it (from the real cursor) if the syntax check accepts
@@ -86,25 +86,25 @@ class Answers:
         Judged on the user's text (`Healing.user_middle`), or, when that is refused and the
         user is still typing the indentation, with the rest of the model's run kept
         (`Healing.indentation_completed`: 3 of 8 spaces typed, the model wrote all 8)."""
-        request, healing = self.request, self.request.healing
-        assert request.constraint is not None
-        prefix, suffix = self.user_prefix(), request.around.suffix
-        accepted = accepted_cut(request.constraint, prefix, healing.user_middle(middle), suffix)
+        constraint, healing = self.constraint, self.healing
+        assert constraint is not None
+        prefix, suffix = self.user_prefix(), self.suffix
+        accepted = accepted_cut(constraint, prefix, healing.user_middle(middle), suffix)
         if accepted is not None:
             return accepted
         rest = healing.indentation_completed(middle)
-        return None if rest is None else accepted_cut(request.constraint, prefix, rest, suffix)
+        return None if rest is None else accepted_cut(constraint, prefix, rest, suffix)
 
     def so_far(self, ids: Sequence[int], end_at_line_end: bool) -> tuple[int, str]:
         """(tokens, answer) of a candidate's text so far (`ids`, up to its first masked
         position), judged as a finished middle would be (`checked`), its tokens counted as
         `make` counts them; (0, "") when nothing is acceptable."""
-        request = self.request
+        constraint = self.constraint
         text = self.tokenizer.decode(list(ids))
         if end_at_line_end and "\n" in text[:-1]:
             text = text[: text.index("\n") + 1]  # in a docstring the middle is its first line (ending.first_line)
-        answer = self.checked(text) if request.constraint is not None else request.healing.user_middle(text)
-        if not answer and request.constraint is not None and "\n" not in text:
+        answer = self.checked(text) if constraint is not None else self.healing.user_middle(text)
+        if not answer and constraint is not None and "\n" not in text:
             answer = self.line_so_far(text)
         if not answer:
             return 0, ""
@@ -116,22 +116,22 @@ class Answers:
         with a newline, as its end rule `newline` writes it): the longest of the text so
         far, or its cuts after a word or closer, that passes the final check as a line
         (`l = max(interval1[0], interval2` -> `l = max` + newline); None if none does."""
-        request, healing = self.request, self.request.healing
-        assert request.constraint is not None
-        prefix, suffix = self.user_prefix(), request.around.suffix
+        constraint, healing = self.constraint, self.healing
+        assert constraint is not None
+        prefix, suffix = self.user_prefix(), self.suffix
         line_before = prefix[prefix.rfind("\n") + 1 :]
         if line_before.strip() or not suffix.split("\n", 1)[0].strip():
             return None
         for end in [len(text)] + list(reversed(word_ends(text)[-MAX_WORD_CUTS:])):
-            middle = request.constraint.polish(prefix, healing.user_middle(text[:end].rstrip() + "\n"), suffix)
-            if shows_something(middle) and request.constraint.accept_final(prefix, middle, suffix):
+            middle = constraint.polish(prefix, healing.user_middle(text[:end].rstrip() + "\n"), suffix)
+            if shows_something(middle) and constraint.accept_final(prefix, middle, suffix):
                 return middle
         return None
 
     def returned_tokens(self, answer: str, written: int) -> int:
         """The tokens `answer` counts once returned, as `make` counts a cut middle: its
         seams tidied, re-encoded, never more than the `written` tokens it was cut from."""
-        middle = tidy_middle(self.user_prefix(), answer, self.request.around.suffix)
+        middle = tidy_middle(self.user_prefix(), answer, self.suffix)
         return min(written, len(self.tokenizer.encode(middle))) if middle else 0
 
     def draft_fallback(self, check: Optional[Verification], refused: Optional[int]) -> Optional[str]:
@@ -145,8 +145,8 @@ class Answers:
             if index == refused:
                 continue
             sampled = self.tokenizer.decode(list(check.candidates.tokens[index][:-1]))
-            answer = self.request.healing.user_middle(sampled)
-            if self.request.constraint is None or self.checked(sampled) == answer:
+            answer = self.healing.user_middle(sampled)
+            if self.constraint is None or self.checked(sampled) == answer:
                 return answer
         return None
 
@@ -161,7 +161,7 @@ class Answers:
         A middle that repeats itself is answered empty (`drop_degenerate`)."""
         if fallback is not None:  # the model's own candidates gave nothing to show
             answer, result.draft, result.stop_reason, result.end_rule = fallback, "workspace", "end_of_middle", "draft"
-        prefix, suffix = self.user_prefix(), self.request.around.suffix
+        prefix, suffix = self.user_prefix(), self.suffix
         result.middle = tidy_middle(prefix, answer, suffix)
         if fallback is not None:
             result.tokens = len(self.tokenizer.encode(result.middle)) if result.middle else 0
@@ -182,5 +182,5 @@ class Answers:
         A cancelled request keeps its reason: front ends drop its answer by it."""
         if result.stop_reason == "cancelled":
             return
-        if degenerate(self.user_prefix(), result.middle, self.request.around.suffix, ran_to_limit=result.stop_reason == "max_tokens") is not None:
+        if degenerate(self.user_prefix(), result.middle, self.suffix, ran_to_limit=result.stop_reason == "max_tokens") is not None:
             result.middle, result.tokens, result.stop_reason, result.draft = "", 0, "degenerate", ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Hashable, Optional, Sequence
+from typing import Hashable, Optional, Sequence
 
 import torch
 
@@ -20,14 +20,12 @@ from engine.drafts import candidates
 from engine.healing import Healing
 from engine.language import LanguageChoice
 from engine.lookahead import Guess
+from engine.protocols import JobEngine
 from engine.request import InfillRun, Request
 from engine.runs import NgramTable
 from engine.sampler import Surroundings, WorkClock
 from engine.types import BlockAwareConstraint, DenoiseStep, HeldWindow, MergedEncoding, PackedPasses, ReusableContext, SamplerSettings, SyntaxConstraint, WindowedConstraint
 from engine.workspace.retrieve import Draft
-
-if TYPE_CHECKING:
-    from engine.api import Engine
 
 # How much of the suffix the copy rule also looks in (sampler rule 6): ~500 tokens. The
 # model's own suffix window (256 tokens) gave fewer dev gains for more passes (docs/measurements/2026-12-01-sampler.md).
@@ -41,7 +39,7 @@ class InfillJob:
     `advance(logits)` are the run's; `final_step()` carries the InfillResult once
     `canvas_ids()` says None."""
 
-    def __init__(self, engine: "Engine", prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None, language: LanguageChoice = LanguageChoice(None, "none"), drafts: Sequence[Draft] = (), copy_table: Optional[NgramTable] = None) -> None:
+    def __init__(self, engine: JobEngine, prefix: str, suffix: str, cfg: SamplerSettings, constraint: Optional[SyntaxConstraint], cancel: Optional[threading.Event], cross_file: str = "", cache_key: Optional[Hashable] = None, language: LanguageChoice = LanguageChoice(None, "none"), drafts: Sequence[Draft] = (), copy_table: Optional[NgramTable] = None) -> None:
         self.engine, self.suffix, self.cfg, self.constraint = engine, suffix, cfg, constraint
         # Token healing: the model sees the prefix cut before its trailing spaces/tabs or
         # inside a word's last tokens (engine/healing.py), and the answer is handed back
@@ -97,7 +95,7 @@ class InfillJob:
                           blocks.language if blocks is not None else None)
         found = candidates(engine.tokenizer, self.drafts, self.healing.removed, cfg.block_size, cfg.max_tokens) if self.drafts else None
         # A separate encoding pass counts one forward; one merged into the first canvas pass counts none.
-        self.run = InfillRun(engine, request, cfg, forwards=1 if fresh and self._pending is None else 0, drafts=found)
+        self.run = InfillRun(engine.tokenizer, request, cfg, forwards=1 if fresh and self._pending is None else 0, drafts=found)
 
     @property
     def encodes_on_first_pass(self) -> bool:

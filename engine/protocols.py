@@ -17,7 +17,9 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Hashable, Iterator, Optional, Protocol, Union, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: engine.worker imports this module
-    from engine.types import DenoiseStep
+    from engine.context_cache import ContextCache
+    from engine.tokenizer import Tokenizer
+    from engine.types import DenoiseStep, SamplerSettings
     from engine.worker import InfillCall, NextEditCall, Outcome
 
 
@@ -28,6 +30,21 @@ class StreamingEngine(Protocol):
     def stream(self, prefix: str, suffix: str, language: Optional[str] = None, cancel: Optional[threading.Event] = None, *, cross_file: str = "", filename: Optional[str] = None, detect_language: bool = False, **settings: Any) -> Iterator["DenoiseStep"]: ...
 
     def next_edit(self, document: str, cursor: Any, history: Any = None, language: Optional[str] = None, cancel: Optional[threading.Event] = None, **limits: Any) -> Any: ...
+
+
+class JobEngine(Protocol):
+    """What a request's job reads of its engine (engine.api.Engine; engine/job.py): the
+    tokenizer and model, the cache of encoded contexts, how many drafted canvases ride in
+    a pass, and the window of text the model reads."""
+
+    tokenizer: "Tokenizer"
+    model: Any
+    contexts: "ContextCache"
+    lookahead_width: int
+
+    def context_ids(self, prefix: str, suffix: str, cross_file: str = "", settings: Optional["SamplerSettings"] = None) -> tuple[list[int], list[int]]: ...
+
+    def copy_source(self, prefix: str, prefix_ids: list[int], settings: "SamplerSettings") -> list[int]: ...
 
 
 class BatchJob(Protocol):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence
 
 import torch
 
@@ -24,11 +24,9 @@ from engine.ending import ending_tokens
 from engine.healing import Healing
 from engine.lookahead import Guess, guesses
 from engine.sampler import Denoising, Modes, Surroundings, WorkClock
+from engine.tokenizer import Tokenizer
 from engine.types import DenoiseStep, InfillResult, SamplerSettings, SyntaxConstraint
 from grammars.headers import HEADER_WORDS
-
-if TYPE_CHECKING:
-    from engine.api import Engine
 
 # When the constraint refuses every token a pass searched, and one refused token was
 # forced already, the engine's candidates close the middle there (the final check judges
@@ -89,10 +87,10 @@ class InfillRun:
     infill (docs/grammars.md). A middle the final check refuses (and every cut of it, see
     accepted_cut) goes to the next candidate; after the last, the answer is empty."""
 
-    def __init__(self, engine: "Engine", request: Request, cfg: SamplerSettings, forwards: int, drafts: Optional[Candidates] = None) -> None:
-        self.engine = engine
+    def __init__(self, tokenizer: Tokenizer, request: Request, cfg: SamplerSettings, forwards: int, drafts: Optional[Candidates] = None) -> None:
+        self.tokenizer = tokenizer
         self.request = request
-        self.answers = Answers(request, engine.tokenizer)  # what the user gets from a candidate's text (engine/answer.py)
+        self.answers = Answers(request.constraint, request.healing, request.around.prefix, request.around.suffix, tokenizer)  # what the user gets from a candidate's text (engine/answer.py)
         modes = Modes(close_on_veto=CLOSE_ON_VETO, end_at_line_end=request.line_end)
         last_resort = (cfg.replace(order="left_to_right", max_edit_passes=0), replace(modes, end_when_valid=True, ending_tokens=ending_tokens(request.window_bytes)))
         # The third candidate (candidates >= 3) decodes without vetoes and only the final
@@ -153,7 +151,7 @@ class InfillRun:
                 self.attempt -= 1
                 del self.schedule[self.attempt]
                 return self._begin(forwards, passes_before, written)
-        run = Denoising.begin(self.engine.tokenizer, settings, request.around, request.start, forwards, modes, first_width=self.drafts.width if self.drafts else 0,
+        run = Denoising.begin(self.tokenizer, settings, request.around, request.start, forwards, modes, first_width=self.drafts.width if self.drafts else 0,
                               copy_index=self._copy_index)
         self._copy_index = run.copy_index or self._copy_index  # the same surroundings for every candidate: built once
         for position, token in enumerate(seed):
@@ -169,7 +167,7 @@ class InfillRun:
         request's first pass (`logits`, all positions masked) gives the highest
         log-probability there, among those whose header would pass the final check. None
         when none does."""
-        request, tok = self.request, self.engine.tokenizer
+        request, tok = self.request, self.tokenizer
         width = logits.shape[0]
         if request.opener is None:
             return None
@@ -279,7 +277,7 @@ class InfillRun:
         nothing is acceptable. A kept draft stands whole or not at all: nothing here."""
         if self.drafted and self.attempt == 1:
             return 0, ""
-        canvas, tok = self.run.canvas, self.engine.tokenizer
+        canvas, tok = self.run.canvas, self.tokenizer
         ids = list(canvas.ids)
         end = canvas.end()
         if end is not None:
