@@ -79,6 +79,10 @@ function userSettings(extra = {}) {
     'extensions.autoUpdate': false,
     'update.mode': 'none',
     'infill.nextEdit.enabled': false,
+    // The tiny random model writes one token again and again ('gggg…'); a middle that runs
+    // to the limit in such a loop is degenerate and shown as nothing (engine/degenerate.py),
+    // so its completions stop at 8 tokens, short of any loop rule.
+    'infill.maxTokens': 8,
     ...(process.env.E2E_TRACE ? { 'infill.trace.server': 'verbose' } : {}),
     // code-server's extension host takes PATH from a login shell, not from this process,
     // so the program is named explicitly (the PATH lookup is covered by the unit tests).
