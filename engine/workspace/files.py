@@ -177,16 +177,6 @@ def _ignore_spec(folder: Path, names: tuple[str, ...]) -> Optional[pathspec.Path
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
-def _ignored(rules: list[tuple[Path, pathspec.PathSpec]], path: Path, is_dir: bool) -> bool:
-    """Whether ignore rules given as (folder, spec) pairs exclude `path` (infill_lsp uses this
-    form; the walk uses `_ignored_at` on relative paths)."""
-    for base, spec in rules:
-        relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
-        if spec.match_file(relative):
-            return True
-    return False
-
-
 Rules = list[tuple[str, pathspec.PathSpec]]  # (the folder's relative path + "/", or "" for the root; its spec)
 IGNORED = "ignored (.gitignore / .infillignore)"
 TOOL_FOLDER = "dependency, build or tool folder"
@@ -352,8 +342,7 @@ _FOLDER, _FILE = "folder", "file"
 def _classify(root: Path, entry: os.DirEntry, relative: str, rules: Rules, scan: FolderScan, now: int) -> str:
     """_FOLDER (walk into it), _FILE (check it further) or the reason it is skipped."""
     if entry.is_dir(follow_symlinks=False):
-        if (_tool_folder(entry.name) and not _reincluded(rules, relative)
-                and not (entry.name == FIRST_PARTY_CANDIDATE and not _holds_dependencies(root, relative, scan, now))):
+        if _skipped_by_name(root, relative, entry.name, rules, scan, now):
             return TOOL_FOLDER
         return IGNORED if _ignored_at(rules, relative, is_dir=True) else _FOLDER
     if entry.is_symlink() and entry.is_dir():
@@ -361,6 +350,14 @@ def _classify(root: Path, entry: os.DirEntry, relative: str, rules: Rules, scan:
     if _ignored_at(rules, relative, is_dir=False):
         return IGNORED
     return name_reason(entry.name) or _FILE
+
+
+def _skipped_by_name(root: Path, relative: str, name: str, rules: Rules, scan: FolderScan, now: int) -> bool:
+    """Whether the folder at `relative` is a dependency, build or tool folder the walk skips:
+    named so, not taken back by a `!` rule, and, for `vendor`, holding dependencies."""
+    if not _tool_folder(name) or _reincluded(rules, relative):
+        return False
+    return name != FIRST_PARTY_CANDIDATE or _holds_dependencies(root, relative, scan, now)
 
 
 def _tool_folder(name: str) -> bool:
@@ -413,8 +410,7 @@ def walk_reaches(root: Path, path: Path) -> bool:
         rules = rules + _own_rules(root, relative)
         here = _join(relative, part)
         last = i == len(parts) - 1
-        if not last and _tool_folder(part) and not _reincluded(rules, here) and (
-                part != FIRST_PARTY_CANDIDATE or _holds_dependencies(root, here, FolderScan(-1, ""), 0)):
+        if not last and _skipped_by_name(root, here, part, rules, FolderScan(-1, ""), 0):
             return False
         if _ignored_at(rules, here, is_dir=not last):
             return False
