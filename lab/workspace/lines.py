@@ -64,8 +64,9 @@ class Item:
     reference: str  # the line, stripped
     prefix: str
     suffix: str
-    workspace: str
+    workspace: str  # "" without a workspace
     filename: str
+    line: int = 0  # the line's index in its file
 
 
 def source_dir(name: str) -> Path:
@@ -117,16 +118,18 @@ def blanked_copy(root: Path, picks: list[tuple[Path, int]], into: Path) -> Path:
     return copy
 
 
-def items(names: list[str], n: int, into: Path) -> list[Item]:
-    """n items per package, their blanked workspaces made under `into`."""
+def items(names: list[str], n: int, into: Path, workspace: bool = True) -> list[Item]:
+    """n items per package. With `workspace`, each package's blanked copy is made under
+    `into` and is both the items' workspace and the text their requests see (no request
+    holds another item's answer); without, a request sees its original file."""
     out = []
     for name in names:
         root, picks = sample(name, n)
-        workspace = blanked_copy(root, picks, into / name)
+        copy = blanked_copy(root, picks, into / name) if workspace else None
         for relative, i in picks:
             reference = (root / relative).read_text(errors="replace").split("\n")[i].strip()
-            lines = (workspace / relative).read_text(errors="replace").split("\n")
+            lines = ((copy or root) / relative).read_text(errors="replace").split("\n")
             indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
             out.append(Item(f"{name}:{relative}:{i + 1}", name, PACKAGES[name].language, reference, "\n".join(lines[:i] + [indent]),
-                            "\n" + "\n".join(lines[i + 1 :]), str(workspace), str(workspace / relative)))
+                            "\n" + "\n".join(lines[i + 1 :]), str(copy) if copy else "", str(copy / relative) if copy else "", i))
     return out

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from lab.workspace.lines import ASIDE, PACKAGES, TUNE, Item, blanked_copy, sample
+from lab.workspace.lines import ASIDE, PACKAGES, TUNE, Item, items
 
 SOURCE_SUFFIXES = (".py", ".js", ".mjs", ".cjs")
 SETS = {"tune": TUNE, "aside": ASIDE, "all": PACKAGES}
@@ -72,21 +72,18 @@ def previous_line_baseline(workspace: Path, picks: list[tuple[Path, int]], refer
 
 
 def build_items(names: Iterable[str], n: int, into: Path, workspace: bool) -> tuple[list[Item], dict[str, int]]:
-    """The items of each package and, with a workspace, each package's baseline hits."""
-    items, baseline = [], {}
-    for name in names:
-        root, picks = sample(name, n)
-        copy = blanked_copy(root, picks, into / name) if workspace else None
-        references = [(root / rel).read_text(errors="replace").split("\n")[i].strip() for rel, i in picks]
-        if copy is not None:
-            baseline[name] = previous_line_baseline(copy, picks, references)
-        for (relative, i), reference in zip(picks, references):
-            lines = ((copy or root) / relative).read_text(errors="replace").split("\n")
-            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
-            items.append(Item(f"{name}:{relative}:{i + 1}", name, PACKAGES[name].language, reference,
-                              "\n".join(lines[:i] + [indent]), "\n" + "\n".join(lines[i + 1:]),
-                              str(copy) if copy else "", str(copy / relative) if copy else ""))
-    return items, baseline
+    """The items of each package (lab/workspace/lines.py `items`) and, with a workspace,
+    each package's baseline hits."""
+    names = list(names)
+    found = items(names, n, into, workspace)
+    baseline = {}
+    for name in names if workspace else ():
+        mine = [item for item in found if item.package == name]
+        if mine:
+            copy = Path(mine[0].workspace)
+            picks = [(Path(item.filename).relative_to(copy), item.line) for item in mine]
+            baseline[name] = previous_line_baseline(copy, picks, [item.reference for item in mine])
+    return found, baseline
 
 
 def request(item: Item) -> dict:
