@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from engine import stopping
 from engine.degenerate import degenerate
 from engine.drafts import Verification
 from engine.healing import Healing
@@ -134,10 +135,10 @@ class Answers:
         middle = tidy_middle(self.user_prefix(), answer, self.suffix)
         return min(written, len(self.tokenizer.encode(middle))) if middle else 0
 
-    def draft_fallback(self, check: Optional[Verification], refused: Optional[int]) -> Optional[str]:
+    def draft_fallback(self, check: Optional[Verification], refused: Optional[int]) -> Optional[tuple[str, str]]:
         """When nothing else is shown: the likeliest draft the first pass judged (`check`,
         kept or not) that the final check accepts whole, as the user gets it; None if there
-        is none. `refused`: the kept draft's index when the final check refused it already.
+        is none, with the draft's origin ("path:line"). `refused`: the kept draft's index when the final check refused it already.
         No pass is spent: the drafts were judged already."""
         if check is None:
             return None
@@ -147,10 +148,10 @@ class Answers:
             sampled = self.tokenizer.decode(list(check.candidates.tokens[index][:-1]))
             answer = self.healing.user_middle(sampled)
             if self.constraint is None or self.checked(sampled) == answer:
-                return answer
+                return answer, check.candidates.drafts[index].origin
         return None
 
-    def make(self, result: InfillResult, sampled: str, answer: str, *, bounded: Optional[int], fallback: Optional[str],
+    def make(self, result: InfillResult, sampled: str, answer: str, *, bounded: Optional[int], fallback: Optional[tuple[str, str]],
              best: tuple[int, str], waste_bound: int) -> None:
         """Write the answer into `result`: `answer` (the judged middle, from the user's
         cursor; the model wrote `sampled`), or the draft `fallback` when the model's
@@ -160,7 +161,8 @@ class Answers:
         (`waste_bound`) while a longer one was found on the way (`best`) gives way to it.
         A middle that repeats itself is answered empty (`drop_degenerate`)."""
         if fallback is not None:  # the model's own candidates gave nothing to show
-            answer, result.draft, result.stop_reason, result.end_rule = fallback, "workspace", "end_of_middle", "draft"
+            (answer, result.draft_origin), result.draft, result.end_rule = fallback, "workspace", "draft"
+            stopping.stop(result, "end_of_middle")
         prefix, suffix = self.user_prefix(), self.suffix
         result.middle = tidy_middle(prefix, answer, suffix)
         if fallback is not None:
@@ -172,7 +174,8 @@ class Answers:
         if result.forwards - result.tokens > waste_bound and best[0] > result.tokens and result.stop_reason != "cancelled":
             tokens, text = best
             result.middle = tidy_middle(prefix, text, suffix)
-            result.tokens, result.stop_reason, result.draft = tokens, "bounded", ""
+            result.tokens, result.draft, result.draft_origin = tokens, "", ""
+            stopping.stop(result, "bounded")
         self.drop_degenerate(result)
 
     def drop_degenerate(self, result: InfillResult) -> None:
@@ -183,4 +186,5 @@ class Answers:
         if result.stop_reason == "cancelled":
             return
         if degenerate(self.user_prefix(), result.middle, self.suffix, ran_to_limit=result.stop_reason == "max_tokens") is not None:
-            result.middle, result.tokens, result.stop_reason, result.draft = "", 0, "degenerate", ""
+            result.middle, result.tokens, result.draft, result.draft_origin = "", 0, "", ""
+            stopping.stop(result, "degenerate")

@@ -18,14 +18,10 @@ canvas is the guess then (`_grown`), one block longer than X, so it cannot share
 lengths, attention per canvas, as batching packs requests), not on the first pass (which
 encodes the context with (B, N) canvases).
 
-The drafts' sources; `InfillResult.lookahead` counts, by source, the tokens committed by
-passes replayed from its canvases (`InfillResult.lookahead_passes` counts the passes):
-- "copy": the copy rule's guess (engine/copying.py: the token that followed the last 2-4
-  tokens where they occur in the prefix or suffix), chained;
-- "workspace": the workspace's whole-line drafts (engine/drafts.py) whose tokens agree with
-  the canvas so far;
-- "model": the model's own most likely tokens at p in the previous pass's logits (p was
-  masked then too; one pass stale).
+The guesses come from the draft sources (engine/draft_sources.py: the copy rule's chains,
+the workspace's lines, the model's own top token); `InfillResult.lookahead` counts, by
+source, the tokens committed by passes replayed from their canvases
+(`InfillResult.lookahead_passes` counts the passes).
 """
 from __future__ import annotations
 
@@ -34,14 +30,10 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import torch
 
-from engine.copying import COPY_NGRAMS
+from engine.draft_sources import CHAIN, CanvasView, DraftSource
 
 if TYPE_CHECKING:
     from engine.sampler import Denoising
-
-SOURCES = ("copy", "workspace", "model")
-CHAIN = 5  # the longest run of guesses one source drafts (each prefix of it is a canvas)
-MODEL_GUESSES = 1  # the model's own guesses at p: its top tokens (on the dev lines its 2nd-4th were asked for 1 time in 25)
 
 
 @dataclass(frozen=True)
@@ -54,47 +46,6 @@ class Guess:
     depth: int = 1  # how many of its tokens are guessed (the length of its chain's prefix)
 
 
-def _copy_chain(run: "Denoising", ids: Sequence[int], p: int) -> list[int]:
-    index = run.copy_index
-    if index is None:
-        return []
-    tok = run.canvas.tok
-    left = list(index.source[-COPY_NGRAMS[0]:]) + list(ids[:p])
-    chain: list[int] = []
-    while len(chain) < CHAIN:
-        token = index.guess(left[-COPY_NGRAMS[0]:])
-        if token is None or token in tok.special_ids:
-            break
-        chain.append(token)
-        left.append(token)
-        if "\n" in tok.piece(token):
-            break  # the sampler's copy run stops at a new line too
-    return chain
-
-
-def _workspace_chains(drafts: Sequence[Sequence[int]], ids: Sequence[int], p: int, eom: int) -> list[list[int]]:
-    chains = []
-    for draft in drafts:
-        if len(draft) > p and tuple(draft[:p]) == tuple(ids[:p]):
-            chain = list(draft[p : p + CHAIN])
-            chain = chain[: chain.index(eom)] if eom in chain else chain
-            if chain:
-                chains.append(chain)
-    return chains
-
-
-def _model_tokens(run: "Denoising", previous: Optional[torch.Tensor], p: int, count: int) -> list[int]:
-    if previous is None or p >= previous.shape[0] or count <= 0:
-        return []
-    tok = run.canvas.tok
-    row = previous[p].float().clone()
-    row[tok.mask_id] = float("-inf")
-    row[tok.eom_id] = float("-inf")  # an end closes the canvas: no next pass to draft for
-    if p == 0 and run.first_allowed is not None and run.first_allowed.shape[0] == row.shape[0]:
-        row[~run.first_allowed] = float("-inf")
-    return [int(t) for t in row.topk(min(count, row.shape[0])).indices.tolist()]
-
-
 def _grown(run: "Denoising", canvas: tuple[int, ...]) -> Optional[tuple[int, ...]]:
     """The canvas the next pass reads after a pass that fills `canvas`'s last masked
     position with no end: the same ids and the next block of masks (sampler.grow), or
@@ -105,10 +56,10 @@ def _grown(run: "Denoising", canvas: tuple[int, ...]) -> Optional[tuple[int, ...
     return canvas + (tok.mask_id,) * min(run.settings.block_size, run.max_tokens - len(canvas))
 
 
-def guesses(run: "Denoising", ids: Sequence[int], previous: Optional[torch.Tensor], drafts: Sequence[Sequence[int]], width: int, grown: bool = False) -> list[Guess]:
+def guesses(run: "Denoising", ids: Sequence[int], previous: Optional[torch.Tensor], sources: Sequence[DraftSource], width: int, grown: bool = False) -> list[Guess]:
     """Up to `width` canvases the pass after the one over `ids` may read: `ids` with its
-    first masked position (and the next ones) filled by each source's guesses, one
-    canvas per prefix of a guess chain. A guess that fills the last masked position is
+    first masked position (and the next ones) filled by each source's proposals, one
+    canvas per prefix of a proposal. A guess that fills the last masked position is
     the grown canvas the sampler reads next (`_grown`: one block longer, so only where
     the forward can take canvases of several lengths, `grown`); without it, never a full
     canvas. `previous`: the logits of the pass that produced `ids`, None on the first."""
@@ -116,12 +67,8 @@ def guesses(run: "Denoising", ids: Sequence[int], previous: Optional[torch.Tenso
     if width <= 0 or tok.mask_id not in ids:
         return []
     p = list(ids).index(tok.mask_id)
-    chains: list[tuple[str, list[int]]] = []
-    copy = _copy_chain(run, ids, p)
-    if copy:
-        chains.append(("copy", copy))
-    chains += [("workspace", chain) for chain in _workspace_chains(drafts, ids, p, tok.eom_id)]
-    chains += [("model", [t]) for t in _model_tokens(run, previous, p, MODEL_GUESSES)]
+    view = CanvasView(run, tuple(ids), p, previous)
+    chains = [(proposal.source, list(proposal.tokens)) for source in sources for proposal in source.propose(view)]
     if p == 0 and run.first_allowed is not None:  # a healed word: position 0 holds only its continuations
         chains = [(source, chain) for source, chain in chains if chain[0] < run.first_allowed.shape[0] and bool(run.first_allowed[chain[0]])]
     out: list[Guess] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import Generator, Optional, Sequence
 
 import torch
 
@@ -22,11 +22,12 @@ from engine.drafts import Candidates, Verification, verify
 from engine.copying import CopyIndex
 from engine.ending import ending_tokens
 from engine.healing import Healing
+from engine.draft_sources import DraftSource, HeaderKeywords, lookahead_sources
 from engine.lookahead import Guess, guesses
+from engine import stopping
 from engine.sampler import Denoising, Modes, Surroundings, WorkClock
 from engine.tokenizer import Tokenizer
 from engine.types import DenoiseStep, InfillResult, SamplerSettings, SyntaxConstraint
-from grammars.headers import HEADER_WORDS
 
 # When the constraint refuses every token a pass searched, and one refused token was
 # forced already, the engine's candidates close the middle there (the final check judges
@@ -42,21 +43,6 @@ CLOSE_ON_VETO = True
 # (docs/sampler.md, "Replayed passes").
 REPLAY_BYTES = 8 << 20
 
-# Work bounded by what is delivered: a request never spends more than this many
-# forward passes beyond the tokens it returns (result.forwards - result.tokens). Before a
-# pass that would go past it, the request stops and answers the best it has: the longest
-# cut of a candidate's text so far that the final check accepts, else nothing
-# (InfillRun._may_spend, docs/sampler.md "Work bounded by what is delivered").
-WASTE_BOUND = 12
-
-# The last resort's own forward passes (beyond the canvases it replays for free). On the
-# tuning sets (dev 360, HumanEval 1,033 lines) it was reached 143 and 481 times and spent
-# 337 and 365 passes of its own; all 6 of its exact matches (dev; none on HumanEval) and 37
-# and 50 of its 47 and 62 non-empty answers came from replayed passes alone, 7 and 8 more
-# with one pass of its own, 3 and 4 from more (docs/sampler.md).
-LAST_RESORT_PASSES = 1
-
-
 @dataclass(frozen=True)
 class Request:
     """What every candidate of one request shares."""
@@ -71,7 +57,7 @@ class Request:
     no_code_fits: bool = False  # the final check refuses any middle starting with code here (an over-indented line): answered with no pass
     opener: Optional[str] = None  # the cursor's line must open a block (`opens_block`): the indentation a header there writes first ("" when typed), else None
     window_bytes: int = 0  # the syntax checks' window (grammars/window.py), what each final check parses; 0: none or unknown
-    language: Optional[str] = None  # the constraint's language, where it knows where blocks open (BlockAwareConstraint): HEADER_WORDS' key
+    language: Optional[str] = None  # the constraint's language, where it knows where blocks open (BlockAwareConstraint): grammars/headers.py HEADER_WORDS' key
 
 
 class InfillRun:
@@ -113,6 +99,7 @@ class InfillRun:
         self.replayed = 0  # passes replayed from `seen` instead of a forward
         self._asked: Optional[tuple[int, ...]] = None  # the canvas handed out for the next forward
         self.drafts = drafts  # the workspace's drafts, judged by the first pass (engine/drafts.py)
+        self.sources: list[DraftSource] = lookahead_sources(drafts)  # what proposes the canvases computed ahead (engine/draft_sources.py)
         self.verification: Optional[Verification] = None
         self.drafted = False  # the first candidate wrote a kept draft
         self.ahead: dict[tuple[int, ...], tuple[torch.Tensor, Guess]] = {}  # canvas -> logits computed ahead, and the guess it was (engine/lookahead.py)
@@ -121,6 +108,7 @@ class InfillRun:
         self.lookahead_passes = 0
         self.best: tuple[int, str] = (0, "")  # (tokens, answer): the best answer found so far by the work bound's checks
         self.run = self._begin(forwards)
+        self._steps = self.steps()
         if request.no_code_fits:
             self._answer_at_once("indentation")
 
@@ -129,7 +117,8 @@ class InfillRun:
         final check (`Request.no_code_fits`)."""
         final = self.run.finish()
         assert final.result is not None
-        final.result.stop_reason, final.result.candidates_tried = reason, 0
+        stopping.stop(final.result, reason)
+        final.result.candidates_tried = 0
         self._answer(final, "", "", bounded=0)
 
     def _begin(self, forwards: int, passes_before: int = 0, written: int = 0) -> Denoising:
@@ -158,64 +147,79 @@ class InfillRun:
             run.canvas.commit(position, token)
         run.step, run.written = passes_before, written
         run.work = request.work
-        self.began_at = forwards  # the request's forwards when this candidate began (LAST_RESORT_PASSES)
+        self.began_at = forwards  # the request's forwards when this candidate began (stopping.LAST_RESORT_PASSES)
         return run
 
     def _header_seed(self, logits: torch.Tensor) -> Optional[list[int]]:
-        """The tokens a block header on the cursor's line starts with (its indentation still
-        to write, then a keyword of HEADER_WORDS[language]): the keyword whose tokens the
-        request's first pass (`logits`, all positions masked) gives the highest
-        log-probability there, among those whose header would pass the final check. None
+        """The tokens a block header on the cursor's line starts with: the keyword the
+        request's first pass (`logits`, all positions masked) finds likeliest among those
+        whose header passes the final check (engine/draft_sources.py HeaderKeywords). None
         when none does."""
-        request, tok = self.request, self.tokenizer
-        width = logits.shape[0]
+        request = self.request
         if request.opener is None:
             return None
         lead = ("" if request.healing.word else request.healing.removed) + request.opener
-        prefix, suffix = request.healing.user_prefix(request.around.prefix), request.around.suffix
-        end = "\n" if suffix.split("\n", 1)[0].strip() else ""  # a line of its own before the suffix's code
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        best: Optional[tuple[float, list[int]]] = None
-        for word, rest in HEADER_WORDS.get(request.language or "", {}).items():
-            ids = tok.encode(lead + word)
-            if not ids or len(ids) >= width or tok.decode(ids) != lead + word:
-                continue
-            if request.constraint is not None and not request.constraint.accept_final(prefix, request.opener + word + rest + end, suffix):
-                continue
-            score = sum(float(logp[i, t]) for i, t in enumerate(ids))
-            if best is None or score > best[0]:
-                best = (score, ids)
-        return None if best is None else best[1]
+        keywords = HeaderKeywords(request.language or "", lead, request.opener)
+        return keywords.seed(self.tokenizer, logits, request.constraint, request.healing, request.around.prefix, request.around.suffix)
 
-    def canvas_ids(self) -> Optional[list[int]]:
-        """The canvas of the next forward pass, or None once the request is answered. A
-        canvas an earlier candidate already passed through is not handed out: its pass is
-        replayed here from the kept logits (not streamed: the next computed step shows it)."""
+    def steps(self) -> Generator[object, Optional[torch.Tensor], None]:
+        """The request, top to bottom: each candidate begun (`_begin`) denoises pass by
+        pass until it ends; its end is judged (`_judge`: the final check, then the answer or
+        the next candidate). A pass whose logits are known already is replayed, no forward
+        (a canvas a draft guessed, one an earlier candidate read); before any other the
+        work bound may stop the candidate (`_may_spend`). The forward stays with the
+        caller: this yields the canvas to compute (a list of ids), is sent its (N, V)
+        logits, and yields the pass's DenoiseStep (the first pass verifies the workspace's
+        drafts too: `_pass`); sent None instead, the canvas is looked for again (asked again
+        before its pass: a cancel or the deadline may have come since). It ends once
+        `final` holds the answer."""
         while self.final is None:
             ids = self.run.canvas_ids(self.request.cancel)
             if ids is None:
-                self._judge(self.run.finish())
+                self._judge(self.run.finish())  # end: the answer, or the next candidate begun
+            elif self._replayed(tuple(ids)):
                 continue
-            key = tuple(ids)
-            if key in self.ahead:
-                self._replay_drafted(key)
-                continue
-            kept = self.seen.get(key) if self.attempt > 1 else None
-            if kept is None:
-                if not self._may_spend():
-                    continue  # the candidate was stopped (the request answered, or the next candidate begun)
-                self._asked = key
-                return ids
-            self.replayed += 1
-            self.previous = kept
-            self.run.advance(kept.clone(), replayed=True)  # the sampler may write into its logits
-        return None
+            elif self._may_spend():
+                self._asked = tuple(ids)
+                logits = yield ids
+                if logits is not None:
+                    yield self._pass(logits)
+
+    def canvas_ids(self) -> Optional[list[int]]:
+        """The canvas of the next forward pass, or None once the request is answered
+        (`steps`, driven one forward at a time)."""
+        try:
+            ids = self._steps.send(None)  # asked twice before its pass, the canvas is looked for again
+        except StopIteration:
+            return None
+        assert isinstance(ids, list)
+        return ids
+
+    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+        """The pass over the canvas `canvas_ids` handed out, given its (N, V) logits."""
+        step = self._steps.send(logits)
+        assert isinstance(step, DenoiseStep)
+        return step
+
+    def _replayed(self, key: tuple[int, ...]) -> bool:
+        """Run the pass over canvas `key` on logits known already, if they are: computed
+        ahead for a draft's guess (engine/lookahead.py), or kept from an earlier candidate
+        (REPLAY_BYTES). Not streamed: the next computed step shows it."""
+        if key in self.ahead:
+            self._replay_drafted(key)
+            return True
+        kept = self.seen.get(key) if self.attempt > 1 else None
+        if kept is None:
+            return False
+        self.replayed += 1
+        self.previous = kept
+        self.run.advance(kept.clone(), replayed=True)  # the sampler may write into its logits
+        return True
 
     def guesses(self, ids: Sequence[int], width: int, grown: bool = False) -> list[Guess]:
         """The canvases worth computing beside `ids` in its forward (engine/lookahead.py);
         `grown`: the forward can take a canvas one block longer (a packed pass)."""
-        drafts = self.drafts.tokens if self.drafts is not None else ()
-        return guesses(self.run, ids, self.previous, drafts, width, grown)
+        return guesses(self.run, ids, self.previous, self.sources, width, grown)
 
     def computed_ahead(self, drafted: Sequence[Guess], logits: torch.Tensor) -> None:
         """Keep the drafted canvases' logits (rows of the forward that computed the asked
@@ -236,9 +240,9 @@ class InfillRun:
 
     def _may_spend(self) -> bool:
         """The work bound: may the current candidate spend one more forward? Only while
-        the request's forwards after it stay within WASTE_BOUND of the best answer it could
-        return now (`best`, in tokens as returned), and, for the last resort, while it has
-        spent fewer than LAST_RESORT_PASSES of its own. When not: a candidate with a later one
+        the request's forwards after it stay within the work bound of the best answer it
+        could return now (`best`, in tokens as returned), and, for the last resort, while it
+        has passes of its own left (engine/stopping.py `may_spend`). When not: a candidate with a later one
         to come and nothing acceptable yet gives way to it (the later one replays the
         canvases both share without a forward: the last resort's closing `}` that gives 6 of
         the 28 dev exact matches costs no pass of its own); otherwise the request answers
@@ -247,13 +251,13 @@ class InfillRun:
         a comparison."""
         later = self.attempt < len(self.schedule)
         need = self.run.forwards + 1
-        capped = self.run.modes.end_when_valid and self.run.forwards - self.began_at >= LAST_RESORT_PASSES
-        if need <= self.best[0] + WASTE_BOUND and not capped:
+        capped = stopping.last_resort_spent(self.run, self.began_at)
+        if stopping.may_spend(need, self.best[0], capped):
             return True
         found = self._best_so_far()
         if found[0] > self.best[0]:
             self.best = found
-        if need <= self.best[0] + WASTE_BOUND and not capped:
+        if stopping.may_spend(need, self.best[0], capped):
             return True
         final = self.run.finish()
         result = final.result
@@ -267,7 +271,7 @@ class InfillRun:
             self.run = self._begin(result.forwards, passes_before=final.step, written=result.written)
             return False
         tokens, answer = self.best
-        result.stop_reason = "bounded" if tokens or self.request.constraint is None else "rejected"
+        stopping.bounded(result, tokens, constrained=self.request.constraint is not None)
         self._answer(final, result.middle, answer, bounded=tokens)
         return False
 
@@ -287,7 +291,7 @@ class InfillRun:
         ids = [t for t in ids if t != tok.eom_id]
         return self.answers.so_far(ids, self.run.modes.end_at_line_end)
 
-    def advance(self, logits: torch.Tensor) -> DenoiseStep:
+    def _pass(self, logits: torch.Tensor) -> DenoiseStep:
         """One pass of the current candidate, given the model's (N, V) logits; with a
         healed cursor the streamed canvas is shown from the user's cursor. The first pass
         judges the workspace's drafts; a kept one is what the pass writes."""
@@ -318,7 +322,7 @@ class InfillRun:
         probs = torch.softmax(logits.float(), dim=-1)[torch.arange(len(ids)), torch.tensor(ids)]
         return ids[:-1], probs.tolist()
 
-    def _draft_fallback(self) -> Optional[str]:
+    def _draft_fallback(self) -> Optional[tuple[str, str]]:
         """When nothing else is shown: the likeliest draft the first pass judged that the
         final check accepts whole (`Answers.draft_fallback`); None if there is none."""
         check = self.verification
@@ -353,6 +357,7 @@ class InfillRun:
                 return
             answer = accepted or ""
         result.draft = "workspace" if from_draft else ""
+        result.draft_origin = self.verification.candidates.drafts[self.verification.kept].origin if from_draft and self.verification is not None and self.verification.kept is not None else ""
         self._answer(final, sampled, answer)
 
     def _count(self, result: InfillResult) -> None:
@@ -374,11 +379,7 @@ class InfillRun:
         if self.attempt < len(self.schedule) and result.stop_reason != "deadline":  # no time for another
             self.run = self._begin(result.forwards, passes_before=final.step, written=result.written)
             return True
-        if result.stop_reason != "deadline" and self.refused:
-            # "rejected" only when the check refused text; when every candidate
-            # wrote nothing (an end, whitespace, an empty comment) and no commit was
-            # vetoed, the model proposed nothing and the last candidate's reason stands.
-            result.stop_reason = "rejected"
+        stopping.after_candidates(result, self.refused)
         return False
 
     def _answer(self, final: DenoiseStep, sampled: str, answer: str, bounded: Optional[int] = None) -> None:
@@ -394,5 +395,5 @@ class InfillRun:
         self.seen_bytes = 0
         self.ahead.clear()
         self.previous = None
-        self.answers.make(result, sampled, answer, bounded=bounded, fallback=fallback, best=self.best, waste_bound=WASTE_BOUND)
+        self.answers.make(result, sampled, answer, bounded=bounded, fallback=fallback, best=self.best, waste_bound=stopping.WASTE_BOUND)
         self.final = final

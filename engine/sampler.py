@@ -83,6 +83,7 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterator, Optional, Sequ
 
 import torch
 
+from engine import stopping
 from engine.copying import CopyIndex, copy_mix, extend_by_copy
 from engine.ending import ENDING_TOKENS, JUDGED_WHOLE, End, close, decide_end, first_line
 from engine.tokenizer import Tokenizer
@@ -448,7 +449,7 @@ class Denoising:
     def canvas_ids(self, cancel: Optional[threading.Event] = None) -> Optional[list[int]]:
         """The canvas the next forward pass must read, or None when denoising is over."""
         if self.stop is None:
-            self.stop = stop_before_pass(self, cancel)
+            self.stop = stopping.before_pass(self, cancel)
         return None if self.stop is not None else list(self.canvas.ids)
 
     def advance(self, logits: torch.Tensor, *, replayed: bool = False) -> DenoiseStep:
@@ -463,15 +464,10 @@ class Denoising:
         # bound `forwards <= written + 2` rests on this count (docs/sampler.md).
         self.written += len(changes)
         step = self.record(changes)
-        if masked_before and not any(c.kind != "edit" for c in changes):
-            # Nothing committed: not possible by construction (constrain never returns
-            # nothing); should it happen, the next pass would read the same canvas and
-            # decide the same, so stop rather than spin. The final check judges the text.
-            self.stop = "stalled"
-            return step
-        self.stop = grow(self)
-        if self.stop == "end_of_middle" and self.closed_by_veto:
-            self.stop = "vetoed"
+        # Nothing committed with masks left: not possible by construction (constrain never
+        # returns nothing); the final check judges the text so far.
+        stalled = masked_before and not any(c.kind != "edit" for c in changes)
+        self.stop = stopping.after_pass(self, stalled, done=not stalled and grow(self))
         return step
 
     def adopt(self, ids: Sequence[int], confidences: Sequence[float]) -> DenoiseStep:
@@ -487,7 +483,7 @@ class Denoising:
         self.written += len(changes)
         self.forwards += 1
         self.step += 1
-        self.stop = "end_of_middle"
+        self.stop = stopping.after_pass(self, stalled=False, done=True)
         self.end = End(len(ids), "draft", confidences[-1] if len(confidences) > len(ids) else 1.0)
         return self.record(changes)
 
@@ -506,19 +502,6 @@ class Denoising:
         result = InfillResult(text, len(middle_ids), self.forwards, self.ms(), self.stop or "end_of_middle", edits=self.edits, vetoed=self.vetoed, written=self.written,
                               end_rule=self.end.rule if self.end is not None else "")
         return DenoiseStep(self.step, self.canvas.pieces(), [], self.forwards, result.ms, result=result)
-
-
-def stop_before_pass(run: Denoising, cancel: Optional[threading.Event]) -> Optional[str]:
-    """Why no pass should run (an empty canvas, a cancelled request, the request's
-    deadline passed after at least one pass), or None. The deadline counts the request's
-    own work (`Denoising.work_seconds`), not the time other requests of its batch took."""
-    if run.canvas.size == 0:
-        return "empty" if run.max_tokens == 0 else "end_of_middle"
-    if cancel is not None and cancel.is_set():
-        return "cancelled"
-    if run.step > 0 and run.work_seconds() >= run.settings.deadline_seconds:
-        return "deadline"
-    return None
 
 
 class WorkClock:
@@ -690,20 +673,19 @@ def denoise_pass(probs: torch.Tensor, run: Denoising) -> list[CanvasChange]:
     return changes
 
 
-def grow(run: Denoising) -> Optional[str]:
-    """After a pass: None to go on (masks left; or no end yet, so the canvas grows by a
-    block up to max_tokens; or edit-only passes left, rule 4), else why it stopped."""
+def grow(run: Denoising) -> bool:
+    """After a pass: False to go on (masks left; or no end yet, so the canvas grows by a
+    block up to max_tokens; or edit-only passes left, rule 4), True when no pass is left
+    (engine/stopping.py `after_pass` says why)."""
     canvas, settings = run.canvas, run.settings
     if canvas.masked_positions():
-        return None
+        return False
     if canvas.end() is None and canvas.size < run.max_tokens:
         canvas.grow(min(settings.block_size, run.max_tokens - canvas.size))
-        return None
+        return False
     # Closed (or at max_tokens): up to max_edit_passes passes that only look for edits,
     # stopping at the first that changes nothing.
-    if run.edit_passes < settings.max_edit_passes and (run.edit_passes == 0 or run.edits_last_pass):
-        return None
-    return "end_of_middle" if canvas.end() is not None else "max_tokens"
+    return not (run.edit_passes < settings.max_edit_passes and (run.edit_passes == 0 or run.edits_last_pass))
 
 
 def denoise(

@@ -205,6 +205,7 @@ class InfillResult:
     language_source: str = "none"  # where it came from: "request" | "filename" | "detected" | "none"
     written: int = 0  # tokens the sampler wrote, all candidates: commits, ends, edits (forwards <= written + 2)
     draft: str = ""  # where the middle came from when it is a verified draft ("workspace", engine/drafts.py), else ""
+    draft_origin: str = ""  # the workspace place that draft came from, "path:line" (relative path, 1-based line; engine/workspace/retrieve.py Draft.origin), else ""
     drafts_verified: int = 0  # drafts the model read in the request's verification pass (0: none offered)
     replayed: int = 0  # passes of a later candidate replayed from an earlier one's logits, no forward spent (engine/request.py, REPLAY_BYTES)
     end_rule: str = ""  # which rule ended the middle (engine/ending.py END_RULES: "model", "closer", "newline", "valid", "veto", "line_end", "draft"), "" when none did (max_tokens, deadline, cancelled)

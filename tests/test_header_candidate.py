@@ -9,6 +9,9 @@ import pytest
 
 import engine.api
 import engine.request
+import engine.draft_sources
+import engine.stopping
+from grammars.headers import HEADER_WORDS
 import grammars
 
 # The cursor after the indentation of a line whose next line is deeper than anything
@@ -34,12 +37,12 @@ def _infill(eng, prefix: str, suffix: str, language: str = "python", **settings)
 def test_a_line_that_must_open_a_block_is_answered_with_a_header(eng, monkeypatch, prefix, suffix) -> None:
     result = _infill(eng, prefix, suffix)
     first_word = result.middle.split(" ")[0].rstrip(":")
-    assert first_word in engine.request.HEADER_WORDS["python"], result.middle
+    assert first_word in HEADER_WORDS["python"], result.middle
     assert result.middle.rstrip().endswith(":")
     assert grammars.constraint_for("python").accept_final(prefix, result.middle, suffix)
-    assert result.forwards - result.tokens <= engine.request.WASTE_BOUND
+    assert result.forwards - result.tokens <= engine.stopping.WASTE_BOUND
     # Without the header candidate the model's own candidates are refused: nothing.
-    monkeypatch.setattr(engine.request, "HEADER_WORDS", {})
+    monkeypatch.setattr(engine.draft_sources, "HEADER_WORDS", {})
     assert _infill(eng, prefix, suffix).middle == ""
 
 
@@ -50,12 +53,12 @@ def test_the_keyword_is_one_whose_header_can_stand_there(eng, monkeypatch) -> No
     seeds = []
     seed = engine.request.InfillRun._header_seed
     monkeypatch.setattr(engine.request.InfillRun, "_header_seed", lambda self, logits: seeds.append(seed(self, logits)) or seeds[-1])
-    monkeypatch.setattr(engine.request, "HEADER_WORDS", {"python": {"try": ":", "else": ":", "for": " x in x:"}})
+    monkeypatch.setattr(engine.draft_sources, "HEADER_WORDS", {"python": {"try": ":", "else": ":", "for": " x in x:"}})
     result = _infill(eng, prefix, suffix)
     tok = eng.tokenizer
     assert len(seeds) == 1 and tok.decode(seeds[0]).strip() == "for"
     assert result.middle.startswith("for ")
-    monkeypatch.setattr(engine.request, "HEADER_WORDS", {"python": {"try": ":", "else": ":"}})
+    monkeypatch.setattr(engine.draft_sources, "HEADER_WORDS", {"python": {"try": ":", "else": ":"}})
     seeds.clear()
     assert not _infill(eng, prefix, suffix).middle.startswith(("try", "else"))
     assert seeds == [None]  # neither could stand: no header candidate
@@ -77,7 +80,7 @@ def test_a_workspace_draft_to_show_goes_before_the_header(eng, monkeypatch) -> N
     """Where the model's candidates give nothing, a workspace draft the final check accepts
     is shown (`_draft_fallback`): with one there, no header candidate is tried."""
     prefix, suffix = MUST_OPEN[1]
-    monkeypatch.setattr(engine.request.InfillRun, "_draft_fallback", lambda self: "for x in xs:")
+    monkeypatch.setattr(engine.request.InfillRun, "_draft_fallback", lambda self: ("for x in xs:", "a.py:3"))
     result = _infill(eng, prefix, suffix)
     assert result.middle == "for x in xs:"
     assert result.candidates_tried == 2  # the model's first candidate and the last resort, no header
@@ -104,7 +107,7 @@ def test_a_javascript_line_that_must_open_a_block_is_answered_with_a_header(eng,
     prefix = "function parse(text) {\n  const parts = text.split(',');\n  "
     suffix = "\n    return null;\n  }\n  return parts;\n}\n"
     result = _infill(eng, prefix, suffix, language="javascript")
-    assert result.middle.startswith(tuple(engine.request.HEADER_WORDS["javascript"])) and result.middle.rstrip().endswith("{")
+    assert result.middle.startswith(tuple(HEADER_WORDS["javascript"])) and result.middle.rstrip().endswith("{")
     assert grammars.constraint_for("javascript").accept_final(prefix, result.middle, suffix)
-    monkeypatch.setattr(engine.request, "HEADER_WORDS", {})
+    monkeypatch.setattr(engine.draft_sources, "HEADER_WORDS", {})
     assert _infill(eng, prefix, suffix, language="javascript").middle == ""

@@ -11,8 +11,16 @@ import torch
 
 import engine.api
 import engine.request
+import engine.stopping
 from engine.batching import BatchRunner
+from engine.draft_sources import lookahead_sources
+from engine.drafts import Candidates
 from engine.lookahead import guesses
+
+
+def _sources(workspace=()):
+    """The request's lookahead sources with these whole-line token drafts as the workspace's."""
+    return lookahead_sources(Candidates((), tuple(tuple(d) for d in workspace), 0) if workspace else None)
 from engine.sampler import Denoising, Surroundings
 from engine.types import SamplerSettings
 from tests.test_sampler import _RefuseEveryMiddle
@@ -39,8 +47,8 @@ def eng(request):
 def unbounded(monkeypatch):
     """The work bound counts forwards: with fewer of them a request may run passes the
     bound cuts without drafts. Lifted here, so that runs compare pass for pass."""
-    monkeypatch.setattr(engine.request, "WASTE_BOUND", 1000)
-    monkeypatch.setattr(engine.request, "LAST_RESORT_PASSES", 1000)
+    monkeypatch.setattr(engine.stopping, "WASTE_BOUND", 1000)
+    monkeypatch.setattr(engine.stopping, "LAST_RESORT_PASSES", 1000)
 
 
 def _run_all(eng, width: int):
@@ -87,15 +95,15 @@ def test_guesses_fill_the_first_masked_position_and_chain(eng) -> None:
     source = tok.encode("x = alpha + beta\ny = alpha + beta\nz = alpha")
     run = _run_state(eng, "", source)
     ids = [tok.mask_id] * 8
-    found = guesses(run, ids, None, (), width=3)
+    found = guesses(run, ids, None, _sources(), width=3)
     assert found and all(g.source == "copy" for g in found)
     # each guess is the canvas with the next 1, 2, 3 positions filled by the chain
     for depth, g in enumerate(found, 1):
         assert g.canvas[depth:] == tuple(ids[depth:])
         assert tok.mask_id not in g.canvas[:depth]
     assert tok.decode(list(found[-1].canvas[:3])).startswith(" +")
-    assert len(guesses(run, ids, None, (), width=1)) == 1
-    assert guesses(run, ids, None, (), width=0) == []
+    assert len(guesses(run, ids, None, _sources(), width=1)) == 1
+    assert guesses(run, ids, None, _sources(), width=0) == []
 
 
 def test_guesses_never_leave_a_canvas_without_a_mask_nor_repeat_one(eng) -> None:
@@ -104,12 +112,12 @@ def test_guesses_never_leave_a_canvas_without_a_mask_nor_repeat_one(eng) -> None
     ids = list(tok.encode(" c d e f")[:3]) + [tok.mask_id]  # one masked position left
     logits = torch.zeros(len(ids), tok.vocab_size)
     logits[3, tok.encode(" q")[0]] = 5.0
-    found = guesses(run, ids, logits, (tuple(ids[:3]) + (tok.encode(" z")[0], tok.eom_id),), width=4)
+    found = guesses(run, ids, logits, _sources((tuple(ids[:3]) + (tok.encode(" z")[0], tok.eom_id),)), width=4)
     assert found == []  # filling the last mask grows the canvas: another size, only for a packed pass (grown=True)
     ids = ids + [tok.mask_id]
     logits = torch.zeros(len(ids), tok.vocab_size)
     logits[3, tok.encode(" q")[0]] = 5.0
-    found = guesses(run, ids, logits, (tuple(ids[:3]) + (tok.encode(" z")[0], tok.eom_id),), width=4)
+    found = guesses(run, ids, logits, _sources((tuple(ids[:3]) + (tok.encode(" z")[0], tok.eom_id),)), width=4)
     canvases = [g.canvas for g in found]
     assert len(canvases) == len(set(canvases)) and all(tok.mask_id in c for c in canvases)
     assert {g.source for g in found} >= {"workspace", "model"}
@@ -126,7 +134,7 @@ def test_a_guess_that_fills_the_last_mask_is_the_grown_canvas(eng) -> None:
     logits = torch.zeros(len(ids), tok.vocab_size)
     logits[3, tok.encode(" q")[0]] = 5.0
     workspace = (tuple(ids[:3]) + (tok.encode(" z")[0], tok.eom_id),)
-    found = guesses(run, ids, logits, workspace, width=4, grown=True)
+    found = guesses(run, ids, logits, _sources(workspace), width=4, grown=True)
     block = run.settings.block_size
     assert {g.source for g in found} >= {"workspace", "model"}
     for g in found:
@@ -134,7 +142,7 @@ def test_a_guess_that_fills_the_last_mask_is_the_grown_canvas(eng) -> None:
         assert g.canvas[:3] == tuple(ids[:3]) and g.canvas[3] != tok.mask_id and g.canvas[4:] == (tok.mask_id,) * block
     assert tok.encode(" q")[0] in {g.canvas[3] for g in found} and tok.encode(" z")[0] in {g.canvas[3] for g in found}
     at_most_four = Denoising.begin(tok, SamplerSettings(max_tokens=4), Surroundings("", "", None, tok.encode("a b c d e f g h a b c d e f g h a b"), ()), 0.0, 0)
-    assert guesses(at_most_four, ids, logits, workspace, width=4, grown=True) == []  # a full canvas at max_tokens stops
+    assert guesses(at_most_four, ids, logits, _sources(workspace), width=4, grown=True) == []  # a full canvas at max_tokens stops
 
 
 # Middles longer than one block (8), written a token a pass: the canvas grows.

@@ -442,6 +442,7 @@ def test_the_sampler_steps_compose_into_the_driver(tok):
     one with the forward pass outside, give what `denoise` gives: the driver adds nothing
     but the loop (and a caller may run the forward for several requests at once)."""
     from engine.sampler import Denoising, Surroundings, commit, constrain, edit, grow, predict, propose
+    from engine.stopping import after_pass
 
     model = ScriptedModel(tok, [5, 6, 7], [0.95, 0.95, 0.3])
     settings = SamplerSettings(max_tokens=8, block_size=4, confidence_threshold=0.9, order="confidence")
@@ -455,7 +456,7 @@ def test_the_sampler_steps_compose_into_the_driver(tok):
         changes = commit(run.canvas, constrain(proposals, probs, run))
         edit(probs, run, frozen={c.position for c in changes})
         steps += 1
-        run.stop = grow(run)
+        run.stop = after_pass(run, stalled=False, done=grow(run))
     assert tok.decode(run.canvas.middle_ids()) == whole.middle and steps == whole.forwards
     # The same through the state's own interface: canvas out, logits in.
     again = Denoising.begin(tok, settings, Surroundings("", ""), time.perf_counter(), 0)
@@ -524,15 +525,15 @@ def test_a_later_candidate_replays_the_passes_an_earlier_one_computed(tiny_engin
     # already had the model read: those passes are replayed from the kept logits, each
     # saving one forward and changing nothing else.
     import engine.api
-    import engine.request
+    import engine.stopping
 
     monkeypatch.setattr(engine.api, "constraint_for", lambda language: _RefuseEveryMiddle())
     monkeypatch.setattr(tiny_engine, "lookahead_width", 0)  # no drafted canvases (tests/test_lookahead.py has both)
     # Without replays the work bound (WASTE_BOUND, and the last resort's LAST_RESORT_PASSES;
     # tested in test_sampler_bound.py) would stop the second candidate where the replaying
     # run goes on: lifted, so that the two runs compare pass for pass.
-    monkeypatch.setattr(engine.request, "WASTE_BOUND", 1000)
-    monkeypatch.setattr(engine.request, "LAST_RESORT_PASSES", 1000)
+    monkeypatch.setattr(engine.stopping, "WASTE_BOUND", 1000)
+    monkeypatch.setattr(engine.stopping, "LAST_RESORT_PASSES", 1000)
     calls = []
     for name in ("canvas_logits", "encode_with_canvas"):  # the first pass encodes the context too
         original = getattr(tiny_engine.model, name)

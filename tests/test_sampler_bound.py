@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from engine.api import Engine
 from engine.job import InfillJob
-from engine.request import LAST_RESORT_PASSES, WASTE_BOUND
+from engine.stopping import LAST_RESORT_PASSES, WASTE_BOUND
 from engine.sampler import denoise
 from engine.types import SamplerSettings
 from tests.test_sampler import _AcceptsOnly

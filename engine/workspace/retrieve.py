@@ -45,6 +45,7 @@ class Draft:
     same_indent: int = 0  # places where its indentation is the cursor's
     in_buffer: int = 0  # of those places, how many are in the request's own file
     context_match: float = 0.0  # the best word overlap (Jaccard) of a place's surrounding lines with the cursor's
+    origin: str = ""  # where the user can find it: "path:line" of its strongest place (relative path, 1-based line; "" when unknown)
     places: list[tuple[str, int, int]] = field(default_factory=list, repr=False)  # up to PLACES places: ("index", file id, line) or ("buffer", number, offset of the line)
 
     def score(self) -> tuple[int, ...]:
