@@ -127,7 +127,7 @@ class ModelTop:
 
     name = "model"
 
-    def __init__(self, count: int = MODEL_GUESSES) -> None:
+    def __init__(self, count: int) -> None:
         self.count = count
 
     def propose(self, view: CanvasView) -> list[Proposal]:
@@ -147,7 +147,7 @@ class ModelTop:
 def lookahead_sources(found: Optional[Candidates]) -> list[DraftSource]:
     """The sources whose proposals ride in each pass, in the order their first guesses are
     taken (engine/lookahead.py)."""
-    return [CopyChains(), WorkspaceLines(found), ModelTop()]
+    return [CopyChains(), WorkspaceLines(found), ModelTop(MODEL_GUESSES)]
 
 
 @dataclass(frozen=True)

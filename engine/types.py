@@ -196,7 +196,7 @@ class InfillResult:
     tokens: int  # tokens in the middle
     forwards: int  # model forward passes spent: canvas passes (a new context is encoded in the first: encode_with_canvas), plus one for a context encoded on a pass of its own
     ms: float  # wall time in milliseconds, model loading excluded
-    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing: a bug) | "vetoed" (closed where the constraint refused every token) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far) | "bounded" (the work bound, engine/request.py WASTE_BOUND: the best accepted text so far; "rejected" when there was none) | "indentation" (the cursor's line is indented where no code may start: answered empty with no pass) | "degenerate" (the middle repeated itself, engine/degenerate.py: answered empty)
+    stop_reason: str  # "end_of_middle" | "max_tokens" | "cancelled" | "empty" | "stalled" (a pass could write nothing: a bug) | "vetoed" (closed where the constraint refused every token) | "rejected" | "deadline" (deadline_seconds ran out: the text written so far) | "bounded" (the work bound, engine/stopping.py WASTE_BOUND: the best accepted text so far; "rejected" when there was none); every reason and its meaning: engine/stopping.py STOP_REASONS | "indentation" (the cursor's line is indented where no code may start: answered empty with no pass) | "degenerate" (the middle repeated itself, engine/degenerate.py: answered empty)
     edits: int = 0  # token-to-token rewrites applied
     vetoed: int = 0  # commits refused by the syntax constraint
     cached_context_tokens: int = 0  # context tokens whose keys/values came from the cache

@@ -18,7 +18,7 @@ the next keystroke.
 With several `--widths` (drafted canvases per pass, engine/lookahead.py) the rounds
 alternate between them, so a busy machine weighs on each alike; the middles of every
 round are compared with the first width's first round (the work bound counts forwards,
-so a width may change an answer where the bound binds: engine/request.py `WASTE_BOUND`).
+so a width may change an answer where the bound binds: engine/stopping.py `WASTE_BOUND`).
 """
 from __future__ import annotations
 
