@@ -17,12 +17,9 @@ state takes the values these checks return. The checks, in the order a request m
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Optional
+from typing import Optional, Protocol
 
-from engine.types import InfillResult
-
-if TYPE_CHECKING:
-    from engine.sampler import Denoising
+from engine.types import InfillResult, SamplerSettings
 
 # Every reason a result can carry, and what it means to the user.
 STOP_REASONS: dict[str, str] = {
@@ -54,13 +51,52 @@ WASTE_BOUND = 12
 LAST_RESORT_PASSES = 1
 
 
+class _Canvas(Protocol):
+    @property
+    def size(self) -> int: ...
+
+    def end(self) -> Optional[int]: ...
+
+
+class _Modes(Protocol):
+    @property
+    def end_when_valid(self) -> bool: ...
+
+
+class Running(Protocol):
+    """What the checks read of a candidate's state (engine/sampler.py `Denoising`)."""
+
+    @property
+    def canvas(self) -> _Canvas: ...
+
+    @property
+    def settings(self) -> SamplerSettings: ...
+
+    @property
+    def modes(self) -> _Modes: ...
+
+    @property
+    def step(self) -> int: ...
+
+    @property
+    def forwards(self) -> int: ...
+
+    @property
+    def closed_by_veto(self) -> bool: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def work_seconds(self) -> float: ...
+
+
 def stop(result: InfillResult, reason: str) -> None:
     """The one writer of `result.stop_reason`."""
     assert reason in STOP_REASONS, reason
     result.stop_reason = reason
 
 
-def before_pass(run: "Denoising", cancel: Optional[threading.Event]) -> Optional[str]:
+def before_pass(run: Running, cancel: Optional[threading.Event]) -> Optional[str]:
     """Why no pass should run (an empty canvas, a cancelled request, the request's deadline
     passed after at least one pass), or None. The deadline counts the request's own work
     (`Denoising.work_seconds`), not the time other requests of its batch took."""
@@ -73,11 +109,11 @@ def before_pass(run: "Denoising", cancel: Optional[threading.Event]) -> Optional
     return None
 
 
-def after_pass(run: "Denoising", stalled: bool, done: bool) -> Optional[str]:
+def after_pass(run: Running, stalled: bool, done: bool) -> Optional[str]:
     """Why denoising stops after a pass, or None to go on. `stalled`: the pass committed
     nothing with masks left (not possible by construction: the next pass would read the
     same canvas and decide the same, so stop rather than spin); `done`: the canvas has no
-    pass left to run (sampler.grow)."""
+    pass left to run (engine/sampler.py grow)."""
     if stalled:
         return "stalled"
     if not done:
@@ -94,7 +130,7 @@ def may_spend(forwards_after: int, best_tokens: int, last_resort_spent: bool) ->
     return forwards_after <= best_tokens + WASTE_BOUND and not last_resort_spent
 
 
-def last_resort_spent(run: "Denoising", began_at: int) -> bool:
+def last_resort_spent(run: Running, began_at: int) -> bool:
     """The last resort (a candidate that ends at its first valid middle) has spent its
     LAST_RESORT_PASSES forwards of its own since it began at `began_at`."""
     return run.modes.end_when_valid and run.forwards - began_at >= LAST_RESORT_PASSES
