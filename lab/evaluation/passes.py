@@ -2,7 +2,7 @@
 returned, on the dev or held-out single-line items, each a cold request.
 
     python -m lab.evaluation.passes --items dev --limit 360 [--forced-before-closing 1]
-        [--no-close-on-veto] [--no-replay] [--ending-tokens 24] [--search-positions 4] [--search-tokens 8] [--candidates 3] [--out rows.json]
+        [--no-close-on-veto] [--no-replay] [--ending-tokens 24] [--search-tokens 8] [--candidates 3] [--out rows.json]
         [--set confidence_threshold=0.7 ...]
 
 Prints exact match, empty answers, tokens per forward (returned tokens, the context's
@@ -37,7 +37,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", type=Path, default=None)
     p.add_argument("--forced-before-closing", type=int, default=None)
     p.add_argument("--no-close-on-veto", action="store_true", help="force refused tokens on to max_tokens (the rule before issue 25)")
-    p.add_argument("--search-positions", type=int, default=None)
     p.add_argument("--search-tokens", type=int, default=None)
     p.add_argument("--ending-tokens", type=int, default=None, help="tokens the last-resort candidate tries as a middle's last (engine.ending.ENDING_TOKENS)")
     p.add_argument("--no-replay", action="store_true", help="compute every pass of a later candidate (engine.request.REPLAY_BYTES = 0: the rule before replays)")
@@ -48,8 +47,6 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.forced_before_closing is not None:
         engine.sampler.FORCED_BEFORE_CLOSING = args.forced_before_closing
-    if args.search_positions is not None:
-        engine.sampler.SEARCH_POSITIONS = args.search_positions
     if args.search_tokens is not None:
         engine.sampler.SEARCH_TOKENS = args.search_tokens
     if args.ending_tokens is not None:

@@ -34,7 +34,7 @@ from lab.progress import report_progress
 @dataclass(frozen=True)
 class Variant:
     name: str  # what is turned off
-    patches: tuple[tuple[str, Any], ...]  # (attribute name, value) set in every engine/grammars module holding it; "module:name" in that module only
+    patches: tuple[tuple[str, Any], ...]  # (attribute name, value) set in every engine/grammars module holding it; "module:name" in that module only; "module:Class.name" on that class
     rule: str  # what the rule does, in a few words
 
 
@@ -51,10 +51,11 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("WASTE_BOUND=inf", (("WASTE_BOUND", 10**6),), "the work bound: at most 12 forwards beyond the tokens returned"),
     Variant("LAST_RESORT_PASSES=inf", (("LAST_RESORT_PASSES", 10**6),), "the last resort's own passes capped at 1"),
     Variant("REPLAY_BYTES=0", (("REPLAY_BYTES", 0),), "a later candidate replays an earlier one's passes"),
-    Variant("MAX_WORD_CUTS=0", (("MAX_WORD_CUTS", 0),), "the final check tries cuts at the first line's last word ends"),
+    Variant("MAX_WORD_CUTS=inf", (("MAX_WORD_CUTS", 0),), "mid-line cuts tried at only the first line's last 16 word ends (0 slices all of them)"),
+    Variant("no word cuts", (("engine.answer:word_ends", lambda text: []),), "the final check tries cuts at the first line's word ends"),
+    Variant("no line so far", (("engine.answer:Answers.line_so_far", lambda self, text: None),), "the work bound's best may be a line still being written, cut after a word"),
     Variant("FALLBACK_TOKENS=0", (("FALLBACK_TOKENS", 0),), "next-best tokens tried for a vetoed commit"),
     Variant("SEARCH_TOKENS=1", (("SEARCH_TOKENS", 1),), "tokens searched per position when a whole pass is vetoed"),
-    Variant("SEARCH_POSITIONS=1", (("SEARCH_POSITIONS", 1),), "positions searched when a whole pass is vetoed"),
     Variant("FORCED_BEFORE_CLOSING=0", (("FORCED_BEFORE_CLOSING", 0),), "refused tokens forced before a close on veto"),
     Variant("ENDING_TOKENS=4", (("ENDING_TOKENS", 4),), "tokens the `valid` end rule tries as a middle's last"),
     Variant("HEALED_WORD_TOKENS=0", (("HEALED_WORD_TOKENS", 0),), "a word's last tokens healed at the cursor"),
@@ -65,6 +66,11 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("no header candidate", (("engine.draft_sources:HEADER_WORDS", {}),), "a block header's keyword seeds a candidate where the line must open a block"),
     Variant("no degenerate check", (("degenerate", _none),), "a middle that repeats itself is answered empty"),
     Variant("no seams", (("tidy_middle", _same_middle),), "no doubled newline, no ghost () after a closer"),
+    Variant("polish: no drop_loop", (("grammars.polish:drop_loop", lambda *a: a[-1]),), "polish drops a middle's repeated block of lines"),
+    Variant("polish: no fix_indentation", (("grammars.polish:fix_indentation", lambda *a: a[-1]),), "polish re-indents a middle's lines to the block"),
+    Variant("polish: no drop_repeated_suffix", (("grammars.polish:drop_repeated_suffix", lambda *a: a[-1]),), "polish drops a middle's tail that the suffix repeats"),
+    Variant("polish: no dedupe_closers", (("grammars.polish:dedupe_closers", lambda *a: a[-1]),), "polish drops closers the suffix already has"),
+    Variant("polish: no close_header", (("grammars.polish:close_header", lambda *a: a[-1]),), "polish completes a block header's colon or brace"),
     Variant("LOOKAHEAD off", (("MODEL_GUESSES", 0), ("CHAIN", 0)), "drafted canvases ride in each forward (forwards only)"),
 )
 
@@ -83,6 +89,12 @@ class Patched:
     def __enter__(self) -> "Patched":
         for target, value in self.patches:
             where, _, name = target.rpartition(":")
+            if "." in name:  # a class attribute: "module:Class.name"
+                owner_name, name = name.split(".", 1)
+                owner = getattr(sys.modules[where], owner_name)
+                self.undo.append((owner, name, vars(owner)[name]))
+                setattr(owner, name, value)
+                continue
             holders = [m for m in _modules() if name in vars(m) and (not where or m.__name__ == where) and not isinstance(vars(m)[name], type(sys))]
             if not holders:
                 raise SystemExit(f"prune: no engine or grammars module holds {target!r}")
