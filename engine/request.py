@@ -1,13 +1,15 @@
-"""One request's denoising: its candidates in turn, the work bound, drafts and replays.
+"""One request as one loop: its candidates in turn, drafts and replays, the work bound.
 
-`InfillRun` hands out one canvas at a time (`canvas_ids`) and takes the model's logits for
-it (`advance`), so the forward pass stays with the caller: `Engine.stream` drives one run,
-the batching worker several with one forward (engine/batching.py). It decides which
-candidate runs (the request's settings, a kept workspace draft, a block header's keyword,
-the last resort written left to right, an unvetoed one), when a pass is replayed instead
-of computed (an earlier candidate's kept logits, a drafted canvas computed ahead:
-engine/lookahead.py), and when the request stops (the work bound); what the user gets from
-a candidate's text is made by engine/answer.py.
+`InfillRun.steps` is the request read top to bottom (begin, verify drafts, denoise, end,
+answer): a generator that yields each canvas it needs computed and takes the model's
+logits for it, so the forward pass stays with the caller. `canvas_ids` / `advance` drive
+it one forward at a time: `Engine.stream` drives one run, the batching worker several with
+one forward (engine/batching.py). It decides which candidate runs (the request's
+settings, a kept workspace draft, a block header's keyword, the last resort written left
+to right, an unvetoed one) and when a pass is replayed instead of computed (an earlier
+candidate's kept logits, a drafted canvas computed ahead: engine/lookahead.py); why it
+stops is engine/stopping.py's, and what the user gets from a candidate's text is made by
+engine/answer.py.
 """
 from __future__ import annotations
 
