@@ -5,15 +5,18 @@ handful of canvas rows). With several requests in flight, `BatchRunner.run_pass(
 all their canvases into one forward (`InfillTransformer.canvas_logits_many`: shared linear
 layers, attention per request against its own cached context) and then advances each
 request's sampler on its own rows. Continuous batching: a request joins at the next pass
-(its context is encoded then) and leaves as soon as its middle closes, is cancelled or
-fails; the others go on. Each request keeps its own settings, syntax constraint, cancel
+and leaves as soon as its middle closes, is cancelled or fails; the others go on. A
+joining request's context is encoded by its first pass, together with its first canvas,
+and that pass too is packed with the other requests' (`encode_with_canvas_many`: new
+contexts and canvases over cached ones in one forward; on a CPU in forwards of at most
+PACKED_MAX_ROWS_CPU rows). Each request keeps its own settings, syntax constraint, cancel
 flag and candidates: the per-request code is exactly the solo path's (api.InfillJob,
 sampler.Denoising), only the forward pass is shared. A request's rows of a packed pass
-are bit for bit its solo pass's (each request's attention is its own call, with the solo
-call's shapes; the shared matmuls give a row the same sums from 4 rows on, so tiny
-canvases run alone: PACKED_MIN_ROWS), and its deadline counts its own work, so a line's
-middle does not depend on what else is in the batch (docs/batching.md, "Same middles as
-alone").
+are bit for bit its solo pass's, and so is the context a packed pass encodes for it (each
+request's attention is its own call, with the solo call's shapes; the shared matmuls give
+a row the same sums from 4 rows on, so tiny canvases run alone: PACKED_MIN_ROWS), and its
+deadline counts its own work, so a line's middle does not depend on what else is in the
+batch (docs/batching.md, "Same middles as alone").
 
 The runner has no thread: the engine worker (engine/worker.py, the one thread that runs
 every model call of a server or of `infill batch`) calls `run_pass()` while `has_work()`,
@@ -25,12 +28,13 @@ import logging
 import threading
 import time
 from collections import deque
-from typing import Callable, Optional, TypeVar
+from typing import Callable, NamedTuple, Optional, TypeVar
 
 import torch
 
 from engine.protocols import BatchingEngine, BatchJob
-from engine.types import DEFAULT_MAX_BATCH, DenoiseStep, InfillError, InfillResult, PackedPasses, model_failure
+from engine.context_cache import kept_tokens
+from engine.types import DEFAULT_MAX_BATCH, DenoiseStep, InfillError, InfillResult, PackedEncoding, PackedPasses, model_failure
 
 log = logging.getLogger("infill.batching")
 T = TypeVar("T")
@@ -42,6 +46,45 @@ T = TypeVar("T")
 # matmul; 8 (the default block) leaves a margin. Tiny canvases come only from
 # max_tokens or block_size below 8.
 PACKED_MIN_ROWS = 8
+
+
+# A packed forward on a CPU holds at most this many rows; the requests beyond go into the
+# next forward of the same pass. Past ~2,000 rows the matmuls' inputs and outputs outgrow
+# the caches and a row costs more: 48 real lines' first passes (~15,000 rows) took 1.40 s
+# of CPU in one forward, 1.18-1.21 s in forwards of at most 1,024-4,096 rows and 1.34 s
+# one by one (bf16, one thread, 2026-12-07). A GPU packs every request into one.
+PACKED_MAX_ROWS_CPU = 2048
+
+
+def packed_max_rows(device: object) -> Optional[int]:
+    """The most rows a packed forward holds on `device` (None: no bound)."""
+    return PACKED_MAX_ROWS_CPU if str(device).startswith("cpu") else None
+
+
+class _Rows(NamedTuple):
+    """A request's part of a packed forward: its canvas and the drafted ones beside it,
+    the context it encodes in this pass (None: it has one), and how many rows it adds."""
+
+    index: int  # its place in the pass's tickets
+    ticket: "Ticket"
+    canvas: torch.Tensor
+    drafted: list[torch.Tensor]
+    pending: Optional[tuple[list[int], list[int], object]]  # (prefix ids, suffix ids, reused context)
+    rows: int
+
+
+def _groups(items: list[_Rows], max_rows: Optional[int]) -> list[list[_Rows]]:
+    """`items` in their order, cut into forwards of at most `max_rows` rows each (an item
+    larger than that is a forward of its own)."""
+    groups: list[list[_Rows]] = []
+    rows = 0
+    for item in items:
+        if not groups or (max_rows is not None and rows + item.rows > max_rows):
+            groups.append([])
+            rows = 0
+        groups[-1].append(item)
+        rows += item.rows
+    return groups
 
 
 class Ticket:
@@ -167,37 +210,78 @@ class BatchRunner:
         return ids is None
 
     def _forward(self, ready: list[Ticket]) -> list[Optional[torch.Tensor]]:
-        """One forward for all canvases; if it fails, each alone, so one bad request (a
-        position past the model's table, say) fails alone. A request whose context is
-        still to be encoded (just admitted) has its first pass alone: the encoding and
-        that canvas in one forward (InfillJob.forward); so does a tiny canvas
-        (PACKED_MIN_ROWS). Each packed request is charged its rows' share of the packed
-        forward's time as its own work (the clock its deadline reads: sampler.WorkClock)."""
+        """The pass's logits for every ticket: its canvases packed into one forward (a few
+        on a CPU: PACKED_MAX_ROWS_CPU); if a packed forward fails, its requests run each alone,
+        so one bad request (a position past the model's table, say) fails alone. A
+        request whose context is still to be encoded (just admitted) has it encoded in
+        the same forward as its first canvas: packed with the others' rows where the
+        model can (`encode_with_canvas_many`), else alone (InfillJob.forward). A tiny
+        canvas runs alone (PACKED_MIN_ROWS). Each packed request is charged its rows'
+        share of the forward's time as its own work (the clock its deadline reads:
+        sampler.WorkClock)."""
         model, device = self.engine.model, self.engine.device
         canvases = [torch.tensor(t.canvas, dtype=torch.long, device=device) for t in ready]
         logits: list[Optional[torch.Tensor]] = [None] * len(ready)
-        packed = [i for i, t in enumerate(ready) if not t.job.encodes_on_first_pass and len(t.canvas) >= PACKED_MIN_ROWS]
-        if isinstance(model, PackedPasses) and len(packed) > 1:
+        encodes = isinstance(model, PackedEncoding)
+        packable = [i for i, t in enumerate(ready) if len(t.canvas) >= PACKED_MIN_ROWS and (encodes or not t.job.encodes_on_first_pass)]
+        if isinstance(model, PackedPasses) and len(packable) > 1:
             try:
                 # Each request's drafted canvases (engine/lookahead.py) ride along, against
                 # the same context: attention runs canvas by canvas, so they share its slots.
-                drafted = [[torch.tensor(ids, dtype=torch.long, device=device) for ids in ready[i].job.drafted_canvases(ready[i].canvas)] for i in packed]
-                started = time.perf_counter()
-                outs = model.canvas_logits_many([ready[i].job.context for i, more in zip(packed, drafted) for _ in range(1 + len(more))],
-                                                [c for i, more in zip(packed, drafted) for c in [canvases[i], *more]])
-                seconds, rows = time.perf_counter() - started, sum(len(ready[i].canvas) * (1 + len(more)) for i, more in zip(packed, drafted))
-                at = 0
-                for i, more in zip(packed, drafted):
-                    logits[i] = outs[at]
-                    ready[i].job.computed_ahead(outs[at + 1 : at + 1 + len(more)])
-                    ready[i].job.charge(seconds * len(ready[i].canvas) * (1 + len(more)) / max(1, rows))
-                    at += 1 + len(more)
+                items = [self._rows(i, ready[i], canvases[i], [torch.tensor(ids, dtype=torch.long, device=device) for ids in ready[i].job.drafted_canvases(ready[i].canvas)]) for i in packable]
             except Exception:
                 log.exception("batched pass failed; running its requests one by one")
+                items = []
+            for group in _groups(items, packed_max_rows(device)):
+                if len(group) > 1:  # a group of one runs alone, below: the same bits
+                    try:
+                        self._packed(group, logits)
+                    except Exception:
+                        log.exception("batched pass failed; running its requests one by one")
         for i, (ticket, canvas) in enumerate(zip(ready, canvases)):
             if logits[i] is None:
                 logits[i] = self._guarded(ticket, lambda t=ticket, c=canvas: t.job.forward(c))[1]
         return logits
+
+    @staticmethod
+    def _rows(index: int, ticket: Ticket, canvas: torch.Tensor, drafted: list[torch.Tensor]) -> "_Rows":
+        """What a ticket brings to a packed forward, and how many rows: its canvases, and
+        the new rows of a context it encodes in this pass."""
+        canvas_rows = len(canvas) * (1 + len(drafted))
+        pending = ticket.job.pending_context if ticket.job.encodes_on_first_pass else None
+        if pending is None:
+            return _Rows(index, ticket, canvas, drafted, None, canvas_rows)
+        prefix_ids, suffix_ids, old = pending
+        new = len(prefix_ids) + len(suffix_ids) - kept_tokens(old, prefix_ids, suffix_ids)
+        return _Rows(index, ticket, canvas, drafted, pending, canvas_rows + new)
+
+    def _packed(self, group: list["_Rows"], logits: list[Optional[torch.Tensor]]) -> None:
+        """One forward over `group`'s requests: new contexts encoded with their first
+        canvases, the others' canvases over their cached contexts."""
+        model = self.engine.model
+        encodes = [(*item.pending[:2], torch.stack([item.canvas, *item.drafted]), item.pending[2]) for item in group if item.pending is not None]
+        others = [item for item in group if item.pending is None]
+        contexts = [item.ticket.job.context for item in others for _ in range(1 + len(item.drafted))]
+        canvases = [c for item in others for c in (item.canvas, *item.drafted)]
+        started = time.perf_counter()
+        if encodes:
+            firsts, outs = model.encode_with_canvas_many(encodes, contexts, canvases)
+        else:
+            firsts, outs = [], model.canvas_logits_many(contexts, canvases)
+        seconds, total = time.perf_counter() - started, sum(item.rows for item in group)
+        new, ahead = iter(firsts), 0
+        for item in group:
+            job = item.ticket.job
+            if item.pending is not None:
+                context, out = next(new)
+                job.encoded(context)
+                first, later = out[0], list(out[1:])
+            else:
+                first, later = outs[ahead], outs[ahead + 1 : ahead + 1 + len(item.drafted)]
+                ahead += 1 + len(item.drafted)
+            logits[item.index] = first
+            job.computed_ahead(later)
+            job.charge(seconds * item.rows / max(1, total))
 
     def _guarded(self, ticket: Ticket, action: Callable[[], T]) -> tuple[bool, Optional[T]]:
         """Run one request's part of a pass; an error ends that request only (its ticket

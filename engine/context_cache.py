@@ -51,14 +51,7 @@ class ContextCache:
         and how many of its context tokens it keeps exactly: the common token prefix, and
         the suffix when it is unchanged."""
         old = self.last if key is None else self._keyed.get(key, (None, 0))[0]
-        reused = 0
-        if isinstance(old, ReusableContext):
-            limit = min(len(old.prefix_ids), len(prefix_ids))
-            while reused < limit and old.prefix_ids[reused] == prefix_ids[reused]:
-                reused += 1
-            if old.suffix_ids == suffix_ids:
-                reused += len(suffix_ids)
-        return old, reused
+        return old, kept_tokens(old, prefix_ids, suffix_ids)
 
     def remember(self, context: object, key: Optional[Hashable] = None) -> None:
         """The newest context is what the next unkeyed request builds on; a keyed one is
@@ -84,3 +77,17 @@ class ContextCache:
         self.last = None
         self._keyed.clear()
         self.keyed_bytes = 0
+
+
+def kept_tokens(old: object, prefix_ids: list[int], suffix_ids: list[int]) -> int:
+    """How many of a request's context tokens `old` (a cached context, or None) holds
+    exactly: the common token prefix, and the suffix when it is unchanged. The rest is
+    what encoding the request's context computes."""
+    reused = 0
+    if isinstance(old, ReusableContext):
+        limit = min(len(old.prefix_ids), len(prefix_ids))
+        while reused < limit and old.prefix_ids[reused] == prefix_ids[reused]:
+            reused += 1
+        if old.suffix_ids == suffix_ids:
+            reused += len(suffix_ids)
+    return reused

@@ -99,9 +99,21 @@ class InfillJob:
 
     @property
     def encodes_on_first_pass(self) -> bool:
-        """The context is still to be encoded, by this job's next `forward` (so that pass
-        runs alone, not packed with other requests' canvases)."""
+        """The context is still to be encoded, by this job's next pass: its own `forward`,
+        or a packed forward that encodes several jobs' contexts (`pending_context`)."""
         return self._pending is not None
+
+    @property
+    def pending_context(self) -> Optional[tuple[list[int], list[int], object]]:
+        """What the next pass encodes with the first canvas: (prefix ids, suffix ids, the
+        cached context it builds on); None once encoded."""
+        return self._pending
+
+    def encoded(self, context: object) -> None:
+        """The context this job's first pass encoded (its own `forward`, or the batch
+        runner's packed one): kept for the passes after it, and remembered for reuse."""
+        self._context, self._pending = context, None
+        self.engine.contexts.remember(context, self.cache_key)
 
     def forward(self, canvas: torch.Tensor) -> torch.Tensor:
         """This job's logits for one canvas of its own, (N,) ids -> (N, V): the model's
@@ -121,9 +133,8 @@ class InfillJob:
             else:
                 assert isinstance(model, MergedEncoding)
                 prefix_ids, suffix_ids, old = self._pending
-                self._context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, rows, reuse=old)
-                self._pending = None
-                self.engine.contexts.remember(self._context, self.cache_key)
+                context, logits = model.encode_with_canvas(prefix_ids, suffix_ids, rows, reuse=old)
+                self.encoded(context)
             self.computed_ahead(list(logits[1:]))
         return logits[0]
 

@@ -312,21 +312,39 @@ class CanvasSlot(NamedTuple):
     canvas_values: torch.Tensor
 
 
-class _CanvasPass(NamedTuple):
-    """What every layer of `InfillTransformer.encode_with_canvas` shares: the packed rows
-    [prefix tail | fresh suffix | canvas] (T, S, N of them) and their tables."""
+class ContextToEncode(NamedTuple):
+    """A request of `InfillTransformer.encode_with_canvas_many` whose context is new (or
+    grew): its window's token ids, its first canvases (B, N) (the asked one and the drafted
+    ones beside it, engine/lookahead.py) and the cached context it builds on. Any 4-tuple
+    in this order will do."""
 
+    prefix_ids: list[int]
+    suffix_ids: list[int]
+    canvases: torch.Tensor  # (B, N)
+    reuse: Optional["EncodedContext"] = None
+
+
+class _FirstPass(NamedTuple):
+    """One request's rows of a packed forward that encodes its context with its first
+    canvases: [prefix tail | fresh suffix | B canvases] (T, S, B*N of them), and what its
+    attention needs."""
+
+    prefix_ids: list[int]
+    suffix_ids: list[int]
+    reuse: Optional["EncodedContext"]
     keep: int  # prefix tokens whose keys and values come from the reused cache
     parts: tuple[int, int, int]  # (T, S, B*N): B canvases of N rows
     canvases: int  # B
     reuse_suffix: bool
-    cos: torch.Tensor  # (1, 1, T+S+N, Dh), the queries' rotation
-    sin: torch.Tensor
-    part_ropes: tuple[tuple[torch.Tensor, torch.Tensor], ...]  # (cos, sin) of each part
+    ids: torch.Tensor  # (T+S+B*N,)
+    positions: torch.Tensor  # (T+S+B*N,): the tail at keep..P-1, the suffix at 0..S-1, each canvas at P..P+N-1
     suffix_rope: Optional[tuple[torch.Tensor, torch.Tensor]]  # the whole suffix at P+N.., None without one
     tail_mask: torch.Tensor  # (1, 1, T, keep+T), causal
     empty: torch.Tensor  # (1, H, 0, Dh): no suffix keys or values
-    x: torch.Tensor  # (1, T+S+B*N, C), the embedded rows
+
+    @property
+    def rows(self) -> int:
+        return sum(self.parts)
 
 
 class InfillTransformer(nn.Module):
@@ -494,25 +512,101 @@ class InfillTransformer(nn.Module):
         once for both (one read of the weights, one pass of per-call overhead), as an
         autoregressive server's prefill also yields the first token. Attention stays per
         part: the prefix tail causally over the kept prefix and itself, the suffix within
-        itself, the canvas over [suffix | prefix | canvas], as the two calls do.
+        itself, the canvas over [suffix | prefix | canvas], as the two calls do. It is
+        `encode_with_canvas_many` with one request: the same calls, the same bits.
         """
-        B, N = canvas_ids.shape
-        run = self._canvas_pass_rows(prefix_ids, suffix_ids, canvas_ids, reuse)
-        x = run.x
-        layers: list[LayerKV] = []
-        rotated_suffix: list[torch.Tensor] = []
-        for i, block in enumerate(self.blocks):
-            old = reuse.layers[i] if reuse is not None else None
-            x, layer, sk_canvas = self._canvas_pass_layer(run, block, x, old, last=i == len(self.blocks) - 1)
-            layers.append(layer)
-            rotated_suffix.append(sk_canvas)
-        cache = EncodedContext(list(prefix_ids), list(suffix_ids), layers)
-        cache._rotated_for, cache._rotated = len(prefix_ids) + N, rotated_suffix  # the next pass of this canvas size reuses them
-        return cache, self.logits(self.final_norm(x)).view(B, N, -1)
+        (encoded,), _ = self._packed_forward([(prefix_ids, suffix_ids, canvas_ids, reuse)], (), ())
+        return encoded
 
-    def _canvas_pass_rows(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[EncodedContext]) -> _CanvasPass:
-        """`encode_with_canvas`'s packed rows [prefix tail | fresh suffix | canvas], embedded,
-        with their RoPE tables and the prefix tail's causal mask."""
+    @torch.no_grad()
+    def encode_with_canvas_many(self, encodes: Sequence[ContextToEncode], caches: Sequence[EncodedContext] = (), canvases: Sequence[torch.Tensor] = ()) -> tuple[list[tuple[EncodedContext, torch.Tensor]], list[torch.Tensor]]:
+        """Several requests' first passes (`encode_with_canvas`) in one forward, beside
+        other requests' canvases over their cached contexts (`canvas_logits_many`).
+
+        encodes[i]: (prefix ids, suffix ids, (B, N) canvases, reused context) -> (its
+        EncodedContext, (B, N, V) logits); canvases[j]: (N_j,) ids over caches[j] ->
+        (N_j, V). Every request's rows (a new context's tail and fresh suffix, its
+        canvases; the other requests' canvas rows) are packed into one sequence, so each
+        linear layer runs once for all of them (batching's gain: one read of the weights,
+        one round of per-call overhead); attention runs request by request with the very
+        calls its own pass makes. On one CPU thread a row's sums in a matmul are the same
+        whatever rows share it from 4 rows on (MKL and oneDNN), so each request's logits
+        and encoded context are bit for bit its own pass's (tests/test_packed_encoding.py);
+        elsewhere they may differ in their last bits.
+        """
+        if len(caches) != len(canvases):
+            raise ValueError(f"{len(caches)} contexts for {len(canvases)} canvases")
+        return self._packed_forward(encodes, caches, canvases)
+
+    def _packed_forward(self, encodes: Sequence[tuple], caches: Sequence[EncodedContext], canvases: Sequence[torch.Tensor]) -> tuple[list[tuple[EncodedContext, torch.Tensor]], list[torch.Tensor]]:
+        """encode_with_canvas_many (and the two passes it generalises). Rows: every new
+        context's request first, each [tail | fresh suffix | canvases], then the canvases
+        over cached contexts."""
+        device = self.embed.weight.device
+        firsts = [self._first_pass(*request) for request in encodes]
+        lengths = [int(ids.shape[0]) for ids in canvases]
+        # Each cached context's keys and values laid out once per canvas size, so a pass
+        # copies in only its canvas rows (see _canvas_slots).
+        slots = [self._canvas_slots(cache, n) for cache, n in zip(caches, lengths, strict=True)]
+        sizes = [first.rows for first in firsts] + lengths
+        if not sizes:
+            return [], []
+        positions = [first.positions for first in firsts] + [torch.arange(cache.prefix_len, cache.prefix_len + n, device=device) for cache, n in zip(caches, lengths)]
+        cos, sin = self._rope(torch.cat(positions).unsqueeze(0))  # (1, 1, R, Dh)
+        x = self.embed(torch.cat([first.ids for first in firsts] + [ids.to(device) for ids in canvases]).unsqueeze(0))  # (1, R, C)
+        n_new = len(firsts)
+        layers: list[list[LayerKV]] = [[] for _ in firsts]
+        rotated: list[list[torch.Tensor]] = [[] for _ in firsts]
+        for i, block in enumerate(self.blocks):
+            # The last layer's context rows feed nothing: only canvas rows go on from it.
+            last = i == len(self.blocks) - 1
+            q, k, v = block.attn.project(block.attn_norm(x))
+            q, rotated_k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+            # Three splits per pass and layer, then a few calls per request: with many
+            # requests a pass is mostly per-call overhead.
+            qs, rks, vs = q.split(sizes, dim=2), rotated_k.split(sizes, dim=2), v.split(sizes, dim=2)
+            ks = k.split(sizes, dim=2) if n_new else ()  # a new suffix's keys are kept before RoPE (LayerKV)
+            outs: list[torch.Tensor] = []
+            kept_rows: list[torch.Tensor] = []
+            start = 0
+            for j, size in enumerate(sizes):
+                if j < n_new:
+                    first = firsts[j]
+                    old = first.reuse.layers[i] if first.reuse is not None else None
+                    parts, layer, suffix_keys = self._first_pass_attention(first, qs[j], ks[j], rks[j], vs[j], old, last)
+                    outs += parts
+                    layers[j].append(layer)
+                    rotated[j].append(suffix_keys)
+                    if last:
+                        kept_rows.append(x[:, start + first.parts[0] + first.parts[1] : start + size])
+                else:
+                    slot = slots[j - n_new][i]  # (1, H, S+P+N, Dh): the context, then this canvas
+                    slot.canvas_keys.copy_(rks[j])
+                    slot.canvas_values.copy_(vs[j])
+                    outs.append(F.scaled_dot_product_attention(qs[j], slot.keys, slot.values))
+                    if last and n_new:
+                        kept_rows.append(x[:, start : start + size])
+                start += size
+            if last and n_new:
+                x = torch.cat(kept_rows, dim=1) if len(kept_rows) > 1 else kept_rows[0]
+            x = block.output_step(block, x, torch.cat(outs, dim=2) if len(outs) > 1 else outs[0])
+        logits = self.logits(self.final_norm(x))[0]  # (canvas rows, V)
+        encoded, at = [], 0
+        for first, kv, suffix_keys in zip(firsts, layers, rotated):
+            B, rows = first.canvases, first.parts[2]
+            cache = EncodedContext(list(first.prefix_ids), list(first.suffix_ids), kv)
+            cache._rotated_for, cache._rotated = len(first.prefix_ids) + rows // B, suffix_keys  # the next pass of this canvas size reuses them
+            encoded.append((cache, logits[at : at + rows].view(B, rows // B, -1)))
+            at += rows
+        others = []
+        for n in lengths:
+            others.append(logits[at : at + n])
+            at += n
+        return encoded, others
+
+    def _first_pass(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[EncodedContext] = None) -> _FirstPass:
+        """A new context's rows [prefix tail | fresh suffix | canvases] with their positions
+        and the prefix tail's causal mask."""
         B, N = canvas_ids.shape
         device = self.embed.weight.device
         keep = _kept_prefix(reuse, prefix_ids)
@@ -524,55 +618,45 @@ class InfillTransformer(nn.Module):
             torch.arange(keep, P, device=device),
             torch.arange(S, device=device),  # within the suffix only relative positions matter
             torch.arange(P, P + N, device=device).repeat(B),
-        ]).unsqueeze(0)
-        cos, sin = self._rope(positions)  # (1, 1, T+S+N, Dh)
+        ])
         # The canvas sees the suffix right after itself: its keys rotated to P+N...
         suffix_rope = self._rope(torch.arange(P + N, P + N + len(suffix_ids), device=device).unsqueeze(0)) if suffix_ids else None
         tail_mask = torch.ones(T, keep + T, dtype=torch.bool, device=device).tril(diagonal=keep).view(1, 1, T, keep + T)
-        ids = torch.cat([torch.tensor([tail + fresh_suffix], dtype=torch.long, device=device), canvas_ids.to(device).reshape(1, B * N)], dim=1)
-        x = self.embed(ids)  # (1, T+S+B*N, C)
+        ids = torch.cat([torch.tensor(tail + fresh_suffix, dtype=torch.long, device=device), canvas_ids.to(device).reshape(B * N)])
         empty = torch.zeros(1, self.cfg.n_heads, 0, self.cfg.head_dim, device=device, dtype=self.embed.weight.dtype)
-        parts = (T, S, B * N)
-        part_ropes = tuple(zip(cos.split(parts, dim=2), sin.split(parts, dim=2)))
-        return _CanvasPass(keep, parts, B, reuse_suffix, cos, sin, part_ropes, suffix_rope, tail_mask, empty, x)
+        return _FirstPass(prefix_ids, suffix_ids, reuse, keep, (T, S, B * N), B, reuse_suffix, ids, positions, suffix_rope, tail_mask, empty)
 
-    @staticmethod
-    def _canvas_pass_kv(run: _CanvasPass, old: Optional[LayerKV], k_t: torch.Tensor, v_t: torch.Tensor, k_s: torch.Tensor, v_s: torch.Tensor) -> LayerKV:
-        """One layer's context keys and values in `encode_with_canvas`: the kept prefix
-        (from `old`) plus the tail's, and the suffix's, reused or fresh."""
-        cos_t, sin_t = run.part_ropes[0]
-        pk = torch.cat([old.prefix_k[:, :, : run.keep], apply_rope(k_t, cos_t, sin_t)], dim=2) if old is not None else apply_rope(k_t, cos_t, sin_t)
-        pv = torch.cat([old.prefix_v[:, :, : run.keep], v_t], dim=2) if old is not None else v_t
-        if run.reuse_suffix:
+    def _first_pass_attention(self, first: _FirstPass, q: torch.Tensor, k: torch.Tensor, rotated_k: torch.Tensor, v: torch.Tensor, old: Optional[LayerKV], last: bool) -> tuple[list[torch.Tensor], LayerKV, torch.Tensor]:
+        """One layer's attention for a new context's rows, (1, H, T+S+B*N, Dh) each (q and
+        `rotated_k` rotated, `k` not): (the attended rows, in order: the tail's, the
+        suffix's, the canvases'; only the canvases' on the last layer), the layer's
+        LayerKV (the kept prefix from `old` plus the tail's, the suffix's reused or fresh),
+        and the suffix keys rotated for the canvas."""
+        T, S, _ = first.parts
+        q_t, q_s, q_c = q.split(first.parts, dim=2)
+        k_t, k_s, k_c = rotated_k.split(first.parts, dim=2)
+        v_t, v_s, v_c = v.split(first.parts, dim=2)
+        pk = torch.cat([old.prefix_k[:, :, : first.keep], k_t], dim=2) if old is not None else k_t
+        pv = torch.cat([old.prefix_v[:, :, : first.keep], v_t], dim=2) if old is not None else v_t
+        if first.reuse_suffix:
             sk, sv = old.suffix_k, old.suffix_v  # type: ignore[union-attr]
+        elif S:
+            sk, sv = k[:, :, T : T + S], v_s  # LayerKV keeps suffix keys before RoPE
         else:
-            sk, sv = (k_s, v_s) if run.parts[1] else (run.empty, run.empty)  # LayerKV keeps suffix keys before RoPE
-        return LayerKV(pk, pv, sk, sv)
-
-    def _canvas_pass_layer(self, run: _CanvasPass, block: Block, x: torch.Tensor, old: Optional[LayerKV], last: bool) -> tuple[torch.Tensor, LayerKV, torch.Tensor]:
-        """One block of `encode_with_canvas`: (its output rows, its LayerKV, the suffix
-        keys rotated for the canvas). Attention stays per part, as the docstring there says."""
-        T, S, _ = run.parts
-        q, k, v = block.attn.project(block.attn_norm(x))
-        q = apply_rope(q, run.cos, run.sin)
-        q_t, q_s, q_c = q.split(run.parts, dim=2)
-        k_t, k_s, k_c = k.split(run.parts, dim=2)  # keys not rotated yet: each part its own way
-        v_t, v_s, v_c = v.split(run.parts, dim=2)
-        layer = self._canvas_pass_kv(run, old, k_t, v_t, k_s, v_s)
-        pk, pv, sk, sv = layer.prefix_k, layer.prefix_v, layer.suffix_k, layer.suffix_v
-        sk_canvas = apply_rope(sk, *run.suffix_rope) if sk.shape[2] else sk  # type: ignore[misc]
-        cos_c, sin_c = run.part_ropes[2]
-        canvas_out = self._canvases_attention(run.canvases, q_c, apply_rope(k_c, cos_c, sin_c), v_c, sk_canvas, sv, pk, pv)
+            sk, sv = first.empty, first.empty
+        sk_canvas = apply_rope(sk, *first.suffix_rope) if sk.shape[2] else sk  # type: ignore[misc]
+        canvas_out = self._canvases_attention(first.canvases, q_c, k_c, v_c, sk_canvas, sv, pk, pv)
+        # The cache keeps copies: views would hold this pass's buffers (every request's rows) alive.
+        layer = LayerKV(pk.contiguous(), pv.contiguous(), sk.contiguous(), sv.contiguous())
         if last:  # the context rows' last attention output and FFN feed nothing
-            return block.output_step(block, x[:, T + S :], canvas_out), layer, sk_canvas
+            return [canvas_out], layer, sk_canvas
         outs = []
         if T:
-            outs.append(F.scaled_dot_product_attention(q_t, pk, pv, attn_mask=run.tail_mask))
+            outs.append(F.scaled_dot_product_attention(q_t, pk, pv, attn_mask=first.tail_mask))
         if S:
-            cos_s, sin_s = run.part_ropes[1]
-            outs.append(F.scaled_dot_product_attention(q_s, apply_rope(k_s, cos_s, sin_s), v_s))
+            outs.append(F.scaled_dot_product_attention(q_s, k_s, v_s))
         outs.append(canvas_out)
-        return block.output_step(block, x, torch.cat(outs, dim=2)), layer, sk_canvas
+        return outs, layer, sk_canvas
 
     @staticmethod
     def _canvases_attention(B: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, sk: torch.Tensor, sv: torch.Tensor, pk: torch.Tensor, pv: torch.Tensor) -> torch.Tensor:
@@ -652,35 +736,13 @@ class InfillTransformer(nn.Module):
         request attends on its own slice with the very call a solo pass makes: no padding
         to the longest context, no mask (measured faster than one padded, masked call on
         a CPU: docs/batching.md). A matmul over more rows may sum in another order, so a
-        logit can differ from the solo pass in its last bits (~1e-5).
+        logit can differ from the solo pass in its last bits (~1e-5): on one CPU thread
+        only for a canvas of 1-3 rows (engine/batching.py PACKED_MIN_ROWS).
+        `encode_with_canvas_many` with no new context.
         """
-        if not caches:
-            return []
-        device = self.embed.weight.device
-        spans, positions, slots, start = [], [], [], 0
-        for cache, ids in zip(caches, canvases, strict=True):
-            P, N = cache.prefix_len, ids.shape[0]
-            spans.append(slice(start, start + N))
-            positions.append(torch.arange(P, P + N, device=device))
-            slots.append(self._canvas_slots(cache, N))
-            start += N
-
-        sizes = [span.stop - span.start for span in spans]
-
-        def attend_each(i: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-            # Three calls per request and layer (two row copies, the attention): with many
-            # requests a pass is mostly per-call overhead, so the slicing is done by one
-            # split per tensor and the canvas rows' views are kept with the slots.
-            out = []
-            for request_slots, q_rows, k_rows, v_rows in zip(slots, q.split(sizes, dim=2), k.split(sizes, dim=2), v.split(sizes, dim=2)):
-                slot = request_slots[i]  # (1, H, S+P+N, Dh): the context, then this canvas
-                slot.canvas_keys.copy_(k_rows)
-                slot.canvas_values.copy_(v_rows)
-                out.append(F.scaled_dot_product_attention(q_rows, slot.keys, slot.values))
-            return torch.cat(out, dim=2)
-
-        logits = self.packed_pass(torch.cat(list(canvases)), torch.cat(positions), attend_each)[0]  # (R, V)
-        return [logits[span] for span in spans]
+        if len(caches) != len(canvases):
+            raise ValueError(f"{len(caches)} contexts for {len(canvases)} canvases")
+        return self._packed_forward((), caches, canvases)[1]
 
     def _canvas_slots(self, cache: EncodedContext, n: int) -> list[CanvasSlot]:
         """Per layer, keys and values laid out as canvas_logits concatenates them, [suffix

@@ -53,7 +53,8 @@ class BatchJob(Protocol):
     None, and `final_step` carries the result. A pass's logits come from a packed
     forward over several jobs' `context`s, or from the job's own `forward(canvas)`,
     which a job that `encodes_on_first_pass` needs for its first pass (its context is
-    encoded in that same forward)."""
+    encoded in that same forward) unless the model packs several jobs' encodings into one
+    (`pending_context` in, `encoded` out: engine.types.PackedEncoding)."""
 
     cancel: Optional[threading.Event]
     run: Any  # None until prepared: a job cancelled while it waited never ran
@@ -65,6 +66,11 @@ class BatchJob(Protocol):
 
     @property
     def encodes_on_first_pass(self) -> bool: ...
+
+    @property
+    def pending_context(self) -> Optional[tuple[list[int], list[int], object]]: ...  # (prefix ids, suffix ids, reused context) its first pass encodes
+
+    def encoded(self, context: object) -> None: ...  # the context a packed first pass encoded for it
 
     def forward(self, canvas: Any) -> Any: ...
 

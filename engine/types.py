@@ -217,8 +217,21 @@ class InfillResult:
     def tokens_per_forward(self) -> float:
         return self.tokens / self.forwards if self.forwards else 0.0
 
+    @property
+    def source(self) -> str:
+        """Where the middle came from, as every surface reports it: "workspace" (a line of
+        the user's workspace, kept as is; `draft_origin` says where, when known) or "model"."""
+        return "workspace" if self.draft == "workspace" else "model"
+
     def to_dict(self) -> dict:
+        """The result as the JSON surfaces give it (`infill batch`, `infill complete --json`,
+        the live `result` frame's stats): its fields, `tokens_per_forward`, `source`, and
+        `origin` ("path:line") in place of `draft_origin`, only when there is one."""
         out = asdict(self)
+        origin = out.pop("draft_origin")
+        out["source"] = self.source
+        if origin:
+            out["origin"] = origin
         out["tokens_per_forward"] = round(self.tokens_per_forward, 3)
         out["ms"] = round(self.ms, 3)
         out["work_ms"] = round(self.work_ms, 3)
@@ -357,6 +370,16 @@ class PackedPasses(Protocol):
     """A model that runs several requests' canvases in one forward (engine/batching.py)."""
 
     def canvas_logits_many(self, contexts: Sequence[object], canvases: Sequence["torch.Tensor"]) -> list["torch.Tensor"]: ...
+
+
+@runtime_checkable
+class PackedEncoding(Protocol):
+    """A model that encodes several requests' new contexts, each with its first canvases,
+    in one forward, beside other requests' canvases over their cached contexts
+    (engine/batching.py): encodes[i] is (prefix ids, suffix ids, (B, N) canvases, the
+    reused context) -> (its context, (B, N, V) logits); canvases[j] -> (N_j, V)."""
+
+    def encode_with_canvas_many(self, encodes: Sequence[tuple[list[int], list[int], "torch.Tensor", object]], contexts: Sequence[object] = (), canvases: Sequence["torch.Tensor"] = ()) -> tuple[list[tuple[object, "torch.Tensor"]], list["torch.Tensor"]]: ...
 
 
 @runtime_checkable

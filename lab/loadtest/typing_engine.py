@@ -64,7 +64,7 @@ def metered(eng: Any) -> Iterator[Meter]:
     from grammars.constraint import TreeSitterConstraint
 
     meter = Meter()
-    undo = [meter.wrap(eng.model, name, "forward") for name in ("encode_context", "encode_with_canvas", "canvas_logits", "canvas_logits_many") if hasattr(eng.model, name)]
+    undo = [meter.wrap(eng.model, name, "forward") for name in ("encode_context", "encode_with_canvas", "encode_with_canvas_many", "canvas_logits", "canvas_logits_many") if hasattr(eng.model, name)]
     undo += [meter.wrap(TreeSitterConstraint, "accept_final", "final_check"), meter.wrap(TreeSitterConstraint, "allows", "commit_check")]
     try:
         yield meter

@@ -3,6 +3,7 @@
     python -m lab.workspace.real_lines --set aside --workspace      # the README's figure
     python -m lab.workspace.real_lines --set tune --workspace --n 50 # tuning packages only
     python -m lab.workspace.real_lines --set aside                   # no workspace index
+    python -m lab.workspace.real_lines --set tune --workspace --n 20 --write-batch DIR  # infill batch's input, to time it
 
 Seeded non-trivial lines of the pinned packages in lab/workspace/lines.py (TUNE for tuning,
 ASIDE only for reporting); the cursor goes after the line's indentation and the rest of the
@@ -135,6 +136,19 @@ def run_batch(command: list[str], items: list[Item]) -> tuple[dict[str, dict], s
     return answers, done.stderr
 
 
+def write_batch(names: list[str], n: int, folder: Path, workspace: bool) -> int:
+    """The items as one `infill batch` input file, DIR/batch.jsonl, for timing the batch
+    itself (docs/batching.md: `infill batch` against `--max-batch 1`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if any(folder.iterdir()):
+        print(f"-- {folder} is not empty: give a new folder", file=sys.stderr)
+        return 2
+    found, _ = build_items(names, n, folder, workspace)
+    (folder / "batch.jsonl").write_text("".join(json.dumps(request(item)) + "\n" for item in found))
+    print(f"-- {len(found)} lines in {folder / 'batch.jsonl'}", file=sys.stderr)
+    return 0
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.workspace.real_lines", description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=sorted(SETS), default="aside", help="which packages (default: the kept-aside ones)")
@@ -144,10 +158,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--infill", default=str(Path(sys.executable).with_name("infill")), help="the infill command (default: beside this Python)")
     parser.add_argument("--model", default=None, help="model directory passed to infill batch")
     parser.add_argument("--dump", type=Path, default=None, help="write each item's reference and answer (JSONL)")
+    parser.add_argument("--write-batch", type=Path, default=None, metavar="DIR",
+                        help="only write the items as `infill batch` input, DIR/batch.jsonl (with --workspace, the blanked copies stay in DIR), and stop")
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error("--n must be at least 1")
     names = args.package or list(SETS[args.set])
+    if args.write_batch is not None:
+        return write_batch(names, args.n, args.write_batch, args.workspace)
     command = [args.infill, "batch"] + (["--model", args.model] if args.model else [])
     into = Path(tempfile.mkdtemp(prefix="real-lines-"))
     try:
@@ -165,7 +183,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             for item in items:
                 answer = answers.get(item.id, {})
                 out.write(json.dumps({"id": item.id, "reference": item.reference, "middle": answer.get("middle") or "",
-                                      "stop_reason": answer.get("stop_reason"), "forwards": answer.get("forwards"),
+                                      "stop_reason": answer.get("stop_reason"), "forwards": answer.get("forwards"), "draft": answer.get("draft") or "",
                                       "error": answer.get("error")}) + "\n")
     print(json.dumps(summary))
     return 0
