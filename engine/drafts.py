@@ -1,9 +1,9 @@
 """Drafts from the workspace, judged by the model in the pass it runs anyway.
 
 The workspace proposes whole lines (engine/workspace/retrieve.py: what followed the same
-line elsewhere, what sat before the same next line). A
-request with drafts starts from a canvas wide enough for the longest of them, and the
-model's first pass over it — the all-masked canvas every request begins with, its context
+line elsewhere, what sat before the same next line, the lines near the cursor), best
+ranked first. A request with drafts starts from a canvas wide enough for the likely ones
+(`candidates`), and the model's first pass over it — the all-masked canvas every request begins with, its context
 encoded in the same forward — is the verification: at each position, the probability the
 model gives the draft's token there, and the end of middle right after it. No forward is
 added: a kept draft answers the request in that one pass; otherwise the sampler goes on
@@ -16,9 +16,9 @@ right drafts than the one-row marginals: 67 vs 70 of 400, leave-one-package-out.
 A draft is kept when a small logistic rule, fitted on the model's own verdicts over the
 tuning packages (lab/workspace/fit_drafts.py; its command and figures in
 docs/workspace.md), says it is likely the line: the model's mean and weakest token
-log-probabilities and its end-of-middle log-probability, the workspace's evidence (same
-neighbours, how the code around its places resembles the code around the cursor) and
-whether its places lie in the file being edited. The kept draft is the middle, after the
+log-probabilities and its end-of-middle log-probability, the draft's length, and the
+workspace's evidence through the draft's retrieval rank and how far that rank stands above
+the other judged drafts'. The kept draft is the middle, after the
 same final syntax check as every middle (engine/api.py); refused there, the model's own
 candidates follow.
 """
@@ -31,21 +31,40 @@ from typing import Optional, Sequence
 import torch
 
 from engine.tokenizer import Tokenizer
-from engine.workspace.retrieve import Draft
+from engine.workspace.retrieve import Draft, rank_features
 
 MAX_DRAFT_TOKENS = 31  # a longer draft is not judged (the first canvas would be too wide)
-VERIFIED_DRAFTS = 6  # the strongest drafts by evidence that the model's first pass judges
+# The best-ranked drafts (retrieve.py `rank`) that the model's first pass judges. Measured on
+# the 167 held tuning lines (lab/workspace/recall.py --verify): the line among them 113 with
+# 6, 116 with 8, 118 with 12, 121 with 16, 124 with 24; right ones kept about the same from 8
+# on (lab/workspace/fit_drafts.py), and each more costs only its gather in that pass (the
+# canvas is no wider for them: WIDTH_DRAFTS).
+VERIFIED_DRAFTS = 16
+# The first canvas is widened (from the sampler's block) only for the first WIDTH_DRAFTS
+# drafts whose rank (a logit) is at least WIDEN_RANK; the others are judged only when they
+# fit. Every request has drafts now (the lines near the cursor), and a canvas sized by the
+# longest of them (21.8 positions on average over the tuning lines, 14.6 before) cost the
+# answers the model writes itself 11-22% more forwards; at -4 it is 13.4 and 108 of the 167
+# held lines keep their line among the judged drafts (118 unwidened by rank, 102 at -3).
+WIDTH_DRAFTS = 6
+WIDEN_RANK = -4.0
 
 # The accept rule: P(draft is the line) = sigmoid(w . features); kept when >= ACCEPT and
 # it is the best draft. Fitted by `python -m lab.workspace.fit_drafts` (docs/workspace.md).
-FEATURES = ("mean_logp", "min_logp", "eom_logp", "both", "after_prev2", "after_prev", "before_next", "same_indent", "in_buffer", "context_match", "log_tokens")
-WEIGHTS = (0.2884, 0.0292, 0.5149, 0.5964, 0.6763, -0.0740, 0.4411, 1.1959, 1.2133, 4.3664, 0.4622)
-BIAS = -5.7497
+# The workspace's evidence comes in through the retrieval rank (retrieve.py `rank`, fitted
+# on the same lines), and how far the draft's rank stands above the best other judged
+# draft's (`rank_margin`, clipped to +-MARGIN_CLIP; MARGIN_CLIP for a draft judged alone):
+# with the eleven features before (the evidence counts one by one) beside the rank and
+# margin, 77 right at 5% against 80 (fit_drafts.py, leave-one-package-out, 16 drafts).
+FEATURES = ("mean_logp", "min_logp", "eom_logp", "log_tokens", "rank", "rank_margin")
+WEIGHTS = (0.1450, 0.0792, 0.2737, 0.4865, 0.5058, 0.8128)
+BIAS = -0.6109
+MARGIN_CLIP = 3.0
 # Leave-one-package-out on the 400 tuning lines (each package scored by a rule fitted on
-# the other three): keeping the best draft whenever one was offered, 68 right; at 0.01, 65
-# right with 19 fewer drafts shown; at 0.02, 61; at 0.1, 47. Under 1% it is mostly a `}`
-# or `else:` that follows anything.
-ACCEPT = 0.01
+# the other three, 2026-12-07): keeping the best draft whenever one was offered, 83 right
+# of 395 kept; at 0.05, 81 of 256; at 0.07, 79 of 222; at 0.1, 74 of 184 (110 wrong, where
+# the rule before kept 67 right and 163 wrong at its 0.01); at 0.15, 66 of 142.
+ACCEPT = 0.1
 
 
 @dataclass(frozen=True)
@@ -59,31 +78,43 @@ class Candidates:
 
 
 def candidates(tok: Tokenizer, drafts: Sequence[Draft], healed: str, block: int, max_tokens: int) -> Optional[Candidates]:
-    """The strongest drafts that fit (None when none does). `healed` is the text the engine
-    cut from the user's prefix (token healing): the model's middle starts with it. The
-    width is the sampler's block, or the least multiple of it that holds the longest."""
-    chosen, tokens = [], []
+    """The best-ranked drafts that fit (None when none does). `healed` is the text the
+    engine cut from the user's prefix (token healing): the model's middle starts with it.
+    The width is the sampler's block, widened to the least multiple of it that holds the
+    longest of the first WIDTH_DRAFTS whose rank is at least WIDEN_RANK; every other draft
+    is judged only when it fits that width."""
+    encoded = []
     for draft in drafts[:VERIFIED_DRAFTS]:
         ids = tok.encode(healed + draft.text)
         if 0 < len(ids) < min(MAX_DRAFT_TOKENS, max_tokens):  # room for its end of middle too
-            chosen.append(draft)
-            tokens.append(tuple(ids) + (tok.eom_id,))
+            encoded.append((draft, tuple(ids) + (tok.eom_id,)))
+    block = max(1, block)
+    width = min(block, max_tokens)
+    for draft, ids in encoded[:WIDTH_DRAFTS]:
+        if draft.rank >= WIDEN_RANK:
+            width = max(width, min(max_tokens, math.ceil(len(ids) / block) * block))
+    chosen = [(draft, ids) for draft, ids in encoded if len(ids) <= width]
     if not chosen:
         return None
-    block = max(1, block)
-    width = min(max_tokens, math.ceil(max(len(t) for t in tokens) / block) * block)
-    return Candidates(tuple(chosen), tuple(tokens), max(width, min(block, max_tokens)))
+    return Candidates(tuple(d for d, _ in chosen), tuple(ids for _, ids in chosen), width)
 
 
 def features(draft: Draft, logps: Sequence[float]) -> dict[str, float]:
     """The accept rule's inputs for one draft, given the log-probability the first pass gave
-    each of its tokens at its position (the end of middle last)."""
+    each of its tokens at its position (the end of middle last): the model's, and the
+    workspace's evidence as the retrieval rank reads it (retrieve.py RANK_FEATURES) with
+    the rank itself (the rule uses the FEATURES among them)."""
     return {
-        "mean_logp": sum(logps) / len(logps), "min_logp": min(logps), "eom_logp": logps[-1],
-        "both": math.log1p(draft.both), "after_prev2": math.log1p(draft.after_prev2), "after_prev": math.log1p(draft.after_prev),
-        "before_next": math.log1p(draft.before_next), "same_indent": float(draft.same_indent > 0), "in_buffer": float(draft.in_buffer > 0),
-        "context_match": draft.context_match, "log_tokens": math.log(len(logps)),
+        **rank_features(draft), "rank": draft.rank,
+        "mean_logp": sum(logps) / len(logps), "min_logp": min(logps), "eom_logp": logps[-1], "log_tokens": math.log(len(logps)),
     }
+
+
+def with_margins(feats: list[dict[str, float]]) -> None:
+    """Each judged draft's `rank_margin`: its rank less the best other judged draft's."""
+    for i, f in enumerate(feats):
+        others = [g["rank"] for j, g in enumerate(feats) if j != i]
+        f["rank_margin"] = max(-MARGIN_CLIP, min(MARGIN_CLIP, f["rank"] - max(others))) if others else MARGIN_CLIP
 
 
 def probability(feats: dict[str, float], weights: Sequence[float] = WEIGHTS, bias: float = BIAS) -> float:
@@ -109,6 +140,7 @@ def verify(logits: torch.Tensor, found: Candidates) -> Verification:
     for draft, ids in zip(found.drafts, found.tokens):
         positions = torch.arange(len(ids))
         feats.append(features(draft, logp[positions, torch.tensor(ids)].tolist()))
+    with_margins(feats)
     probs = tuple(probability(f) for f in feats)
     best = max(range(len(probs)), key=probs.__getitem__)
     return Verification(found, tuple(feats), probs, best if probs[best] >= ACCEPT else None)

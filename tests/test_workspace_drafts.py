@@ -157,3 +157,60 @@ def test_the_cli_workspace_is_the_git_root_else_the_folder_never_home(tmp_path: 
     assert default_workspace(loose / "b.py") == loose.resolve()
     monkeypatch.setattr(Path, "home", classmethod(lambda cls: loose))
     assert default_workspace(loose / "b.py") is None  # a file straight in the home folder: no workspace
+
+
+def test_a_kept_draft_says_where_it_stands(eng, monkeypatch) -> None:
+    """The result names the draft's place (`draft_origin`: the file's name, the line 1-based)
+    and every JSON surface gives it as `source` / `origin`; the model's own middle has none."""
+    monkeypatch.setattr(drafts_module, "ACCEPT", 0.0)
+    result = eng.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext(), filename="pkg/mod.py")
+    assert (result.middle, result.draft, result.draft_origin) == ("return x", "workspace", "pkg/mod.py:3")
+    assert PREFIX.split("\n")[3 - 1] == "    return x"
+    out = result.to_dict()
+    assert (out["source"], out["origin"]) == ("workspace", "pkg/mod.py:3") and "draft_origin" not in out
+    alone = eng.infill(PREFIX, SUFFIX, "python", filename="pkg/mod.py")
+    assert alone.draft == "" and alone.draft_origin == "" and alone.source == "model"
+    assert alone.to_dict()["source"] == "model" and "origin" not in alone.to_dict()
+
+
+def test_the_draft_shown_when_the_model_gives_nothing_says_where_it_stands(eng, monkeypatch) -> None:
+    from engine.api import Engine
+    from lab.fixtures.scripted_model import WritesText
+
+    monkeypatch.setattr(drafts_module, "ACCEPT", 1.1)  # no draft is kept by the rule
+    scripted = Engine(WritesText(eng.tokenizer, "    ) ) )"), eng.tokenizer)
+    result = scripted.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext(), filename="mod.py")
+    assert (result.middle, result.draft, result.draft_origin, result.source) == ("return x", "workspace", "mod.py:3", "workspace")
+
+
+def test_the_rank_margin_says_how_far_a_draft_stands_above_the_others() -> None:
+    feats = [{"rank": -1.0}, {"rank": -2.5}, {"rank": -9.0}]
+    drafts_module.with_margins(feats)
+    assert [f["rank_margin"] for f in feats] == [1.5, -1.5, -drafts_module.MARGIN_CLIP]
+    alone = [{"rank": -4.0}]
+    drafts_module.with_margins(alone)
+    assert alone[0]["rank_margin"] == drafts_module.MARGIN_CLIP  # judged alone: nothing stands beside it
+
+
+def test_the_first_pass_judges_the_best_ranked_drafts(eng) -> None:
+    from engine.workspace.retrieve import Draft
+
+    many = [Draft(f"value_{i} = {i}", f"value_{i} = {i}", rank=-float(i)) for i in range(drafts_module.VERIFIED_DRAFTS + 4)]
+    found = drafts_module.candidates(eng.tokenizer, many, "", block=8, max_tokens=64)
+    assert [d.line for d in found.drafts] == [d.line for d in many[: drafts_module.VERIFIED_DRAFTS]]
+
+
+def test_a_draft_ranked_past_the_first_few_does_not_widen_the_first_canvas(eng) -> None:
+    from engine.workspace.retrieve import Draft
+
+    short = [Draft(f"x{i} = {i}", f"x{i} = {i}") for i in range(drafts_module.WIDTH_DRAFTS)]
+    long_line = Draft("value = compute(alpha, beta, gamma, delta)", "value = compute(alpha, beta, gamma, delta)")
+    narrow = drafts_module.candidates(eng.tokenizer, [*short, long_line, Draft("y = 2", "y = 2")], "", block=8, max_tokens=64)
+    assert long_line not in narrow.drafts and narrow.drafts[-1].line == "y = 2"  # judged: it fits the canvas
+    assert narrow.width == 8
+    wide = drafts_module.candidates(eng.tokenizer, [long_line, *short], "", block=8, max_tokens=64)
+    assert wide.drafts[0] is long_line and wide.width >= len(wide.tokens[0]) > 8
+    # A weak draft (rank under WIDEN_RANK) does not widen it either, even ranked first.
+    weak = Draft(long_line.text, long_line.line, rank=drafts_module.WIDEN_RANK - 1)
+    found = drafts_module.candidates(eng.tokenizer, [weak, *short], "", block=8, max_tokens=64)
+    assert weak not in found.drafts and found.width == 8

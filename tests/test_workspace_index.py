@@ -10,7 +10,7 @@ import pytest
 
 from engine.workspace import Limits, WorkspaceContext, WorkspaceIndex
 from engine.workspace.files import walk
-from engine.workspace.retrieve import cursor_lines, drafts_for
+from engine.workspace.retrieve import Draft, cursor_lines, drafts_for
 
 CODE = "def total(items):\n    result = 0\n    for item in items:\n        result += item.price\n    return result\n"
 
@@ -269,3 +269,103 @@ def test_drafts_fit_what_is_typed_around_the_cursor() -> None:
     assert [(d.line, d.text) for d in drafts] == [("return x", "urn x")]
     assert cursor_lines("a\n  b = (", ")\nc").rest == ")"
     assert drafts_for(None, "", "") == []
+
+
+def test_a_draft_names_the_file_and_line_of_its_strongest_place(tmp_path: Path) -> None:
+    """Draft.origin: "path:line", the path relative to the root, the line 1-based (the
+    index numbers lines from 0), of the place with the most evidence: here b.py's, where the
+    line sits between the cursor's two neighbours, not a.py's, found first, after one."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "a.py").write_text("def a(items):\n    result = 0\n    result += item.price\n    print(result)\n")
+    (root / "pkg" / "b.py").write_text("# b\n\n\ndef b(items):\n    result = 0\n\n    result += item.price\n    return result\n")
+    index = open_index(root, tmp_path)
+    index.refresh()
+    def draft(suffix: str, line: str = "result += item.price", **kw: object) -> Draft:
+        (found,) = [d for d in drafts_for(index, "def t(items):\n    result = 0\n    ", suffix, **kw) if d.line == line]  # type: ignore[arg-type]
+        return found
+
+    strongest = draft("\n    return result\n", filename=str(root / "new.py"))
+    assert (strongest.both, strongest.after_prev) == (1, 2)
+    assert strongest.origin == os.path.join("pkg", "b.py") + ":7"
+    lines = (root / "pkg" / "b.py").read_text().split("\n")
+    assert lines[7 - 1].strip() == "result += item.price"  # the line the origin names, counted from 1
+    # One place only: a.py's line 3.
+    assert draft("\n    print(result)\n").origin == "a.py:3"
+
+
+def test_a_draft_from_a_buffer_names_its_file_and_line(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "lib.py").write_text("value = 1\n")
+    index = open_index(root, tmp_path)
+    index.refresh()
+    # The request's own buffer: the place is after the cursor, on line 8 of the file.
+    prefix, suffix = "def g(a):\n    x = compute(a)\n    ", "\n\n\ndef f(a):\n    x = compute(a)\n    return x\n"
+
+    def origin(drafts: list[Draft]) -> str:
+        (found,) = [d for d in drafts if d.line == "return x"]
+        return found.origin
+
+    assert origin(drafts_for(index, prefix, suffix, filename=str(root / "pkg" / "new.py"))) == os.path.join("pkg", "new.py") + ":8"
+    assert (prefix + suffix).split("\n")[8 - 1] == "    return x"
+    assert origin(drafts_for(None, prefix, suffix, filename="src/new.py")) == "src/new.py:8"  # no index: the name as given
+    assert origin(drafts_for(None, prefix, suffix)) == ""  # a buffer with no name: unknown
+    # Another open document: by its path relative to the root, or as given outside it.
+    other = "import os\n\n\ndef h(a):\n    x = compute(a)\n    return x\n"
+    prefix = "def g(a):\n    x = compute(a)\n    "
+    assert origin(WorkspaceContext(index, buffers={str(root / "h.py"): other}).drafts(prefix, "\n", None)) == "h.py:6"
+    assert origin(WorkspaceContext(index, buffers={"/elsewhere/h.py": other}).drafts(prefix, "\n", None)) == "/elsewhere/h.py:6"
+    # Excerpts (an HTTP client's snippets): their line numbers are not their files'.
+    assert origin(WorkspaceContext(buffers={"snippet-0": other}, excerpts=True).drafts(prefix, "\n", "x.py")) == ""
+
+
+# -- lines near the cursor, and the rank -----------------------------------------------------
+
+def test_a_line_near_the_cursor_is_a_draft_where_no_neighbour_repeats() -> None:
+    # The entries of one table: the cursor's neighbours (`gt=[`, `iadd=[`) stand nowhere
+    # else, but the entry two lines above has the line, after a line of the same shape.
+    prefix = "signatures = dict(\n    abs=[\n        lambda a: None],\n    add=[\n        lambda a, b: None],\n    gt=[\n        "
+    suffix = "\n    iadd=[\n        lambda a, b: None],\n)\n"
+    drafts = drafts_for(None, prefix, suffix)
+    assert drafts[0].line == "lambda a, b: None],"
+    best = drafts[0]
+    assert best.after_prev == best.before_next == 0 and best.near == 2 and best.distance == 2
+    assert best.shape_prev and best.shape_next and best.context_match > 0.5
+    assert "add=[" in [d.line for d in drafts]  # the other lines near it are candidates too, ranked lower,
+    assert not {"gt=[", "iadd=["} & {d.line for d in drafts}  # but not the cursor's own neighbours again
+    assert [d.rank for d in drafts] == sorted((d.rank for d in drafts), reverse=True)
+
+
+def test_lines_near_the_cursor_must_fit_what_is_typed() -> None:
+    prefix = "x = 1\nreturn_value = x\ny = 2\nz = 3\nret"
+    drafts = drafts_for(None, prefix, "\n")
+    assert [d.line for d in drafts] == ["return_value = x"] and drafts[0].text == "urn_value = x"
+
+
+def test_a_draft_between_the_same_two_lines_outranks_a_line_near_the_cursor(workspace: Path, tmp_path: Path) -> None:
+    index = open_index(workspace, tmp_path)
+    index.refresh()
+    prefix = "def grand_total(items):\n    result = 0\n    for item in items:\n        "
+    drafts = drafts_for(index, prefix, "\n    return result\n", filename=str(workspace / "pkg" / "new.py"))
+    assert drafts[0].line == "result += item.price" and drafts[0].both == 1
+    assert "result = 0" in {d.line for d in drafts[1:]}  # a line near it, after it
+
+
+def test_the_number_of_drafts_is_bounded_unless_asked(monkeypatch) -> None:
+    import engine.workspace.retrieve as retrieve
+
+    prefix = "".join(f"v{i} = {i}\n" for i in range(30))
+    assert len(drafts_for(None, prefix, "\nw = 1\n")) == retrieve.MAX_DRAFTS
+    assert len(drafts_for(None, prefix, "\nw = 1\n", limit=1 << 30)) == 29  # every line near the cursor but its neighbours
+    monkeypatch.setattr(retrieve, "NEAR_LINES", 3)
+    assert {d.line for d in drafts_for(None, prefix, "\nw = 1\n", limit=1 << 30)} == {"v27 = 27", "v28 = 28"}  # of the three above
+
+
+def test_a_lines_shape_sets_names_strings_and_numbers_aside() -> None:
+    from engine.workspace.retrieve import shape
+
+    assert shape("gt=[") == shape("iadd=[") == "a=["
+    assert shape("this.patch = 0") == shape("this.minor = 12") == "a.a=0"
+    assert shape("const x = require('./x')") == shape('const y = require("../y")') == 'aa=a(")'
+    assert shape("lambda a, b: None],") != shape("lambda a: None],")

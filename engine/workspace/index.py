@@ -30,7 +30,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from engine.types import InfillError
 
@@ -495,6 +495,16 @@ class WorkspaceIndex:
         with self.lock:
             row = self.db.execute("SELECT id FROM files WHERE path = ?", (relative,)).fetchone()
         return row[0] if row else None
+
+    def paths(self, file_ids: Iterable[int]) -> dict[int, str]:
+        """The root-relative paths of indexed files by id (ids no longer indexed left out):
+        where a draft's place is, for the user (engine/workspace/retrieve.py, Draft.origin)."""
+        ids = sorted(set(file_ids))
+        if not ids:
+            return {}
+        with self.lock:
+            rows = self.db.execute(f"SELECT id, path FROM files WHERE id IN ({', '.join('?' * len(ids))})", ids).fetchall()
+        return {file_id: path for file_id, path in rows}
 
     def lines_after(self, prev: str, limit: int) -> list[tuple[int, int, str, str, int, int]]:
         """(file, line, indent, text, prev2 key, next key) of lines whose previous non-blank line is `prev`."""

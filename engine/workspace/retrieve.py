@@ -2,21 +2,32 @@
 
 Drafts: code repeats itself, line after line. A line that followed the same previous line
 elsewhere in the workspace (or in the buffer itself), better still one that also sat
-before the same next line, is a candidate for the line being written. Each draft carries
-its evidence (how many places, which neighbours agree); the engine verifies drafts with
-the model (engine/api.py) and keeps one only where the model agrees.
+before the same next line, is a candidate for the line being written; so is every line
+near the cursor in its own buffer (`_near`: the next entry of a table, the same
+assignment in the previous `case`). Each draft carries its evidence (how many places,
+which neighbours agree, how near, how alike the code around its places is to the code
+around the cursor), a fitted score of it orders them (`rank`, `ranked_drafts`), and the
+engine verifies the best ones with the model (engine/drafts.py) and keeps one only where
+its accept rule agrees.
 
-Two more sources were measured and left out: lines whose surrounding lines look like the
-cursor's (found through a full-text search of 24-line chunks, and near the cursor) raised
-the drafts holding the line from 81 to 97 of 400 tuning lines but the right ones kept
-from 68 to 62; and those chunks as comment-line context in the model's window made no
-line more right (6 of 135 either way) and 4 more answers empty.
+Lines whose surrounding lines look like the cursor's elsewhere in the workspace (found
+through a full-text search of 24-line chunks) raised the drafts holding the line from 81
+to 97 of 400 tuning lines but the right ones kept from 68 to 62, with an accept rule not
+refitted for them; those chunks as comment-line context in the model's window made no
+line more right (6 of 135 either way) and 4 more answers empty. Neither is here.
 
 Unsaved text wins over the disk: the request's own buffer (prefix + suffix) replaces its
 file's indexed lines, and other open buffers can be handed in the same way (`buffers`).
+
+Each draft says where the user can find it (`Draft.origin`, "path:line"): its strongest
+place whose file is known, the path relative to the index's root, the line 1-based.
 """
 from __future__ import annotations
 
+import functools
+import math
+import operator
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
@@ -28,8 +39,23 @@ CURSOR_MARK = "\x00cursor\x00"
 PLACES = 6  # places per draft whose surroundings are compared with the cursor's
 AROUND = 4  # non-blank lines on each side that make a place's surroundings
 LOOKUP_ROWS = 400  # rows read per neighbour lookup: a line as common as `}` or `else:` stops there
-MAX_DRAFTS = 6
+MAX_DRAFTS = 16  # drafts a request gets, best `rank` first: as many as the first pass judges (engine/drafts.py VERIFIED_DRAFTS)
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|[^\sA-Za-z0-9_]")  # what surroundings are compared on: words, numbers, symbols
+# Lines near the cursor in its own buffer are candidates too: the line being written often
+# stands a few lines away (`lambda a, b: None],` two lines above, `this.patch = 0` in the
+# previous `case`) where no neighbour repeats. Measured on the 167 held tuning lines
+# (lab/workspace/recall.py --fit): the line among all candidates 96 -> 131 with 40 lines on
+# each side, 136 with 80, 143 with 300; among the first 16 by a rank fitted on the other
+# packages 119, 118 and 117: more lines only cost lookup time (300: the p99 tripled).
+NEAR_LINES = 40
+# Neighbour drafts (by evidence) whose places' surroundings are read and compared with the
+# cursor's, then ranked (12 before the lines near the cursor came in): 8 leaves the held
+# tuning lines found the same (125) and the p99 lookup on a 1.1M-line workspace 7.5 ms CPU
+# instead of 9-10 ms with 12 (each place read is three queries).
+COMPARED = 8
+NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|`[^`\n]*`")
+NUMBER = re.compile(r"\d[\w.]*")
 
 
 @dataclass
@@ -45,8 +71,20 @@ class Draft:
     same_indent: int = 0  # places where its indentation is the cursor's
     in_buffer: int = 0  # of those places, how many are in the request's own file
     context_match: float = 0.0  # the best word overlap (Jaccard) of a place's surrounding lines with the cursor's
+    near: int = 0  # places among the NEAR_LINES non-blank lines on either side of the cursor in its own buffer
+    distance: int = 0  # non-blank lines from the cursor to the nearest of those places (0: none)
+    shape_prev: bool = False  # a place's previous line has the cursor's previous line's shape (`gt=[` and `iadd=[`: SHAPE)
+    shape_next: bool = False  # ... its next line has the shape of the cursor's next line
+    prev_like: float = 0.0  # the best word overlap (Jaccard) of a place's previous line with the cursor's (1: the same line)
+    next_like: float = 0.0  # ... of a place's next line with the cursor's next line
+    in_scope: float = 0.0  # the share of its names that stand in the lines around the cursor
+    rank: float = 0.0  # the fitted retrieval score drafts are ordered by (`rank_score`)
     origin: str = ""  # where the user can find it: "path:line" of its strongest place (relative path, 1-based line; "" when unknown)
     places: list[tuple[str, int, int]] = field(default_factory=list, repr=False)  # up to PLACES places: ("index", file id, line) or ("buffer", number, offset of the line)
+    # Each place's own evidence, in `places` order, strongest first as drafts are ranked:
+    # [between the same two lines, context overlap, after the same two lines, after the
+    # same line, before the same line, same indentation]. The strongest place is `origin`.
+    place_evidence: list[list[float]] = field(default_factory=list, repr=False)
 
     def score(self) -> tuple[int, ...]:
         """Evidence order, strongest first: between the same two lines, after the same two
@@ -106,9 +144,12 @@ class WorkspaceContext:
     buffers: Mapping[str, str] = field(default_factory=dict)
     wait_for_tables: bool = False  # build the copy rule's n-gram table before answering (batch runs) instead of beside them
     copy_tables: bool = True  # False: no copy table at all (a one-shot `infill complete`: a build beside its one request only slows it)
+    # True: the texts are excerpts whose line numbers are not their files' (an HTTP client's
+    # snippets, beside a prompt it may have cut): their drafts name no origin.
+    excerpts: bool = False
 
     def drafts(self, prefix: str, suffix: str, filename: Optional[str] = None) -> list[Draft]:
-        return drafts_for(self.index, prefix, suffix, filename=filename, buffers=self.buffers)
+        return drafts_for(self.index, prefix, suffix, filename=filename, buffers=self.buffers, excerpts=self.excerpts)
 
     def package_type(self, filename: str) -> Optional[str]:
         """The "type" of the package.json nearest to `filename` in the index's folder (how
@@ -128,10 +169,12 @@ class WorkspaceContext:
 
 
 def drafts_for(index: Optional[WorkspaceIndex], prefix: str, suffix: str, *, filename: Optional[str] = None,
-               buffers: Mapping[str, str] = {}) -> list[Draft]:
-    """Candidates for the rest of the cursor's line, strongest evidence first (at most
-    MAX_DRAFTS). `filename`'s indexed lines are replaced by the buffer (prefix + suffix);
-    `buffers` are other unsaved texts, by name, that win over their files on disk."""
+               buffers: Mapping[str, str] = {}, excerpts: bool = False, limit: Optional[int] = None) -> list[Draft]:
+    """Candidates for the rest of the cursor's line, best `rank` first (at most `limit`,
+    default MAX_DRAFTS). `filename`'s indexed lines are replaced by the buffer (prefix + suffix);
+    `buffers` are other unsaved texts, by name, that win over their files on disk. Each
+    draft's `origin` names its strongest place: an indexed file's, else a buffer's by its
+    name (the request's own by `filename`); `excerpts`: the buffers' places name none."""
     cursor = cursor_lines(prefix, suffix)
     if not cursor.prev and not cursor.next:
         return []
@@ -142,13 +185,67 @@ def drafts_for(index: Optional[WorkspaceIndex], prefix: str, suffix: str, *, fil
         _from_index(found, cursor, index, shadowed)
     # The cursor's line stands in its buffer as a line no other equals, so the lines around
     # the cursor are not taken as each other's neighbours.
-    texts = [prefix + CURSOR_MARK + suffix] + [text for name, text in buffers.items() if name != filename]
+    others = [(name, text) for name, text in buffers.items() if name != filename]
+    texts = [prefix + CURSOR_MARK + suffix] + [text for _, text in others]
     for number, text in enumerate(texts):
         _count_buffer(found, cursor, text, number)
-    ranked = sorted(found.values(), key=lambda d: d.score(), reverse=True)[: 2 * MAX_DRAFTS]
-    _match_contexts(ranked, cursor, index, texts)
-    ranked.sort(key=lambda d: (d.both > 0, d.context_match, d.score()), reverse=True)
-    return ranked[:MAX_DRAFTS]
+    _near(found, cursor, texts[0])
+    compared = sorted((d for d in found.values() if d.after_prev or d.before_next), key=lambda d: d.score(), reverse=True)[:COMPARED]
+    _match_contexts(compared, cursor, index, texts)
+    # Ranked: the compared neighbour drafts and the lines near the cursor. The neighbour
+    # drafts past COMPARED (a `}` has hundreds) were never compared and are left out, as
+    # before; ranking them all cost up to 2 ms a request on a 1.1M-line workspace.
+    compared_ids = {id(d) for d in compared}
+    ranked = ranked_drafts([*compared, *(d for d in found.values() if d.near and id(d) not in compared_ids)], cursor)
+    names = [None] * len(texts) if excerpts else [filename] + [name for name, _ in others]
+    ranked = ranked[: MAX_DRAFTS if limit is None else limit]
+    _name_origins(ranked, index, names, texts)
+    return ranked
+
+
+def _name_origins(drafts: list[Draft], index: Optional[WorkspaceIndex], names: list[Optional[str]], texts: list[str]) -> None:
+    """Each draft's `origin`: "path:line" of its strongest place (`place_evidence`; the
+    first found among equals) whose file is known: an indexed file by its root-relative
+    path, a buffer by its name (relative to the index's root when it lies inside it); ""
+    when no place is known. Lines are 1-based: the index numbers them from 0, and a buffer
+    place is the offset of its line's start (each buffer's lines are counted in one pass,
+    up to its last place named)."""
+    ids = {where for draft in drafts for kind, where, _ in draft.places if kind == "index"}
+    paths = index.paths(ids) if index is not None and ids else {}
+    chosen: list[tuple[Draft, tuple[str, int, int]]] = []
+    for draft in drafts:
+        known = [(evidence, place) for evidence, place in zip(draft.place_evidence, draft.places)
+                 if (paths.get(place[1]) if place[0] == "index" else names[place[1]])]
+        draft.origin = ""
+        if known:
+            chosen.append((draft, max(known, key=lambda pair: pair[0])[1]))
+    lines: dict[tuple[int, int], int] = {}
+    for number in {where for _, (kind, where, _) in chosen if kind == "buffer"}:
+        line, counted = 1, 0
+        for at in sorted({at for _, (kind, where, at) in chosen if kind == "buffer" and where == number}):
+            line += texts[number].count("\n", counted, at)
+            lines[number, at], counted = line, at
+    shown: dict[int, str] = {}
+    for draft, (kind, where, at) in chosen:
+        if kind == "index":
+            draft.origin = f"{paths[where]}:{at + 1}"
+        else:
+            if where not in shown:
+                shown[where] = _shown_path(names[where] or "", index)
+            draft.origin = f"{shown[where]}:{lines[where, at]}"
+
+
+def _shown_path(name: str, index: Optional[WorkspaceIndex]) -> str:
+    """A buffer's name as an origin shows it: relative to the index's root when it is an
+    absolute path inside it (as the index names its files), else as given."""
+    if index is not None and os.path.isabs(name):
+        try:
+            relative = os.path.relpath(os.path.realpath(name), index.root)
+        except ValueError:  # another drive (Windows)
+            return name
+        if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+            return relative
+    return name
 
 
 def _from_index(found: dict[str, Draft], cursor: Cursor, index: WorkspaceIndex, shadowed: set) -> None:
@@ -188,6 +285,7 @@ def _count(found: dict[str, Draft], cursor: Cursor, line: str, indent: str, plac
     draft.in_buffer += in_buffer
     if len(draft.places) < PLACES:
         draft.places.append(place)
+        draft.place_evidence.append([after_prev and before_next, 0.0, after_prev and after_prev2, after_prev, before_next, indent == cursor.indent])
     return draft
 
 
@@ -281,13 +379,172 @@ def _match_contexts(drafts: list[Draft], cursor: Cursor, index: Optional[Workspa
     if not here:
         return
     for draft in drafts:
-        for kind, where, line in draft.places:
+        for (kind, where, line), evidence in zip(draft.places, draft.place_evidence):
             if kind == "index":
                 if index is None:
                     continue
                 before, after = index.around(where, line, AROUND)
             else:
                 before, _, after = buffer_lines_around(texts[where], line, AROUND)
+            _compare_neighbours(draft, cursor, before[-1].strip() if before else None, after[0].strip() if after else None)
             there = _words([t.strip() for t in before + after])
             if there:
-                draft.context_match = max(draft.context_match, len(here & there) / len(here | there))
+                evidence[1] = len(here & there) / len(here | there)
+                draft.context_match = max(draft.context_match, evidence[1])
+
+
+def shape(stripped: str) -> str:
+    """A line with its names, strings and numbers made alike (`gt=[` and `iadd=[` are both
+    `a=[`): lines of one list, one table of cases, one run of assignments share a shape."""
+    return NUMBER.sub("0", NAME.sub("a", STRING.sub('"', stripped))).replace(" ", "")
+
+
+def _like(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _compare_neighbours(draft: Draft, cursor: Cursor, prev: Optional[str], nxt: Optional[str]) -> None:
+    """A place's previous and next lines against the cursor's: word overlap and shape."""
+    if prev and cursor.prev:
+        (words, form), (cursor_words, cursor_form) = _profile(prev), _profile(cursor.prev)
+        draft.prev_like = max(draft.prev_like, _like(words, cursor_words))
+        draft.shape_prev = draft.shape_prev or form == cursor_form
+    if nxt and cursor.next:
+        (words, form), (cursor_words, cursor_form) = _profile(nxt), _profile(cursor.next)
+        draft.next_like = max(draft.next_like, _like(words, cursor_words))
+        draft.shape_next = draft.shape_next or form == cursor_form
+
+
+@functools.lru_cache(maxsize=4096)
+def _profile(stripped: str) -> tuple[frozenset[str], str]:
+    """A line's words and shape (the same neighbours come back request after request)."""
+    return frozenset(WORD.findall(stripped)), shape(stripped)
+
+
+def _window(text: str, at: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(start, end) of the NEAR_LINES non-blank lines before the line holding offset `at`
+    (nearest last) and of those after it (nearest first)."""
+    start = text.rfind("\n", 0, at) + 1
+    before: list[tuple[int, int]] = []
+    while len(before) < NEAR_LINES and (line := _prev_nonblank(text, start)) is not None:
+        before.append(line)
+        start = line[0]
+    end = text.find("\n", at)
+    after: list[tuple[int, int]] = []
+    while end >= 0 and len(after) < NEAR_LINES and (line := _next_nonblank(text, end + 1)) is not None:
+        after.append(line)
+        end = line[1] if line[1] < len(text) else -1
+    return before[::-1], after
+
+
+def _near(found: dict[str, Draft], cursor: Cursor, text: str) -> None:
+    """The lines near the cursor in its own buffer (`text`, the cursor marked) as drafts: each
+    place's distance, its surroundings' overlap with the cursor's, and its neighbours' likeness
+    to the cursor's neighbours (so the next entry of a list is told from a line of the code
+    around it)."""
+    at = text.find(CURSOR_MARK)
+    if at < 0:
+        return
+    before, after = _window(text, at)
+    spans: list[Optional[tuple[int, int]]] = [*before, None, *after]  # None: the cursor's line
+    lines = [text[span[0] : span[1]].strip() if span else "" for span in spans]
+    # Word sets as bit masks over the window's words: a place's surroundings are the OR of
+    # eight lines' masks, and an overlap two popcounts (a set union per place cost ~5 ms).
+    bits: dict[str, int] = {}
+    masks = [_mask(WORD.findall(line), bits) for line in lines]
+    here = _mask(WORD.findall(" ".join(cursor.before[-AROUND:] + cursor.after[:AROUND])), bits)
+    prev_mask, next_mask = _mask(WORD.findall(cursor.prev), bits), _mask(WORD.findall(cursor.next), bits)
+    prev_shape, next_shape = (shape(cursor.prev) if cursor.prev else None), (shape(cursor.next) if cursor.next else None)
+    shapes: dict[int, str] = {}
+    at_cursor = len(before)
+    for j in sorted(range(len(spans)), key=lambda j: abs(j - at_cursor)):  # nearest first
+        span = spans[j]
+        if span is None or lines[j] == cursor.prev or lines[j] == cursor.next:
+            continue  # the cursor's own neighbours again are no line to write (engine/degenerate.py drops the line above)
+        draft = _count(found, cursor, lines[j], _indent(text, span[0]), ("buffer", 0, span[0]))
+        if draft is None:
+            continue
+        draft.near += 1
+        draft.distance = draft.distance or abs(j - at_cursor)
+        if draft.near > PLACES:  # its PLACES nearest places are compared, no more (a `}` stands in every other line)
+            continue
+        there = 0
+        for k in range(max(0, j - AROUND), min(len(spans), j + 1 + AROUND)):
+            if k != j:
+                there |= masks[k]
+        draft.context_match = max(draft.context_match, _overlap(here, there))
+        if j > 0 and lines[j - 1] and prev_shape is not None:
+            draft.prev_like = max(draft.prev_like, _overlap(masks[j - 1], prev_mask))
+            if not draft.shape_prev:
+                draft.shape_prev = _shape_at(shapes, lines, j - 1) == prev_shape
+        if j + 1 < len(spans) and lines[j + 1] and next_shape is not None:
+            draft.next_like = max(draft.next_like, _overlap(masks[j + 1], next_mask))
+            if not draft.shape_next:
+                draft.shape_next = _shape_at(shapes, lines, j + 1) == next_shape
+
+
+def _shape_at(shapes: dict[int, str], lines: list[str], k: int) -> str:
+    found = shapes.get(k)
+    if found is None:
+        found = shapes[k] = shape(lines[k])
+    return found
+
+
+def _mask(words: list[str], bits: dict[str, int]) -> int:
+    mask = 0
+    for word in words:
+        bit = bits.get(word)
+        if bit is None:
+            bit = bits[word] = 1 << len(bits)
+        mask |= bit
+    return mask
+
+
+def _overlap(a: int, b: int) -> float:
+    """Jaccard of two word masks (0 when either is empty)."""
+    return (a & b).bit_count() / (a | b).bit_count() if a and b else 0.0
+
+
+# The order drafts are offered in: a logistic score of their evidence (P(the draft is the
+# line)), fitted on the tuning packages' lines by `python -m lab.workspace.recall --fit`
+# (retrieval only; leave-one-package-out figures in docs/workspace.md).
+RANK_FEATURES = ("both", "after_prev2", "after_prev", "before_next", "same_indent", "in_buffer", "context_match", "near", "closeness",
+                 "shape_prev", "shape_next", "prev_like", "next_like", "in_scope", "neighbour", "log_chars")
+RANK_WEIGHTS = (0.0220, 1.1175, 0.1626, 0.2761, 1.1412, 0.4396, 3.4220, 1.2289, -5.6661, 0.7169, 1.4584, 0.0944, 0.1775, 1.6725, 0.7834, 0.1705)
+RANK_BIAS = -10.5377
+
+
+def _rank_inputs(draft: Draft) -> tuple[float, ...]:
+    """The retrieval score's inputs for one draft, in RANK_FEATURES order."""
+    log1p = math.log1p
+    return (log1p(draft.both), log1p(draft.after_prev2), log1p(draft.after_prev), log1p(draft.before_next), float(draft.same_indent > 0),
+            float(draft.in_buffer > 0), draft.context_match, log1p(draft.near), 1.0 / draft.distance if draft.distance else 0.0,
+            float(draft.shape_prev), float(draft.shape_next), draft.prev_like, draft.next_like, draft.in_scope,
+            float(draft.after_prev + draft.before_next > 0), log1p(len(draft.text)))
+
+
+def rank_features(draft: Draft) -> dict[str, float]:
+    """The retrieval score's inputs for one draft by name (after `ranked_drafts`)."""
+    return dict(zip(RANK_FEATURES, _rank_inputs(draft)))
+
+
+def rank_score(feats: Mapping[str, float], weights: tuple[float, ...] = RANK_WEIGHTS, bias: float = RANK_BIAS) -> float:
+    return bias + sum(w * feats[name] for w, name in zip(weights, RANK_FEATURES))
+
+
+def ranked_drafts(drafts: Any, cursor: Cursor) -> list[Draft]:
+    """All the drafts, best `rank` first (not cut at MAX_DRAFTS: lab/workspace/recall.py
+    reads every rank)."""
+    scope = set(NAME.findall(" ".join(cursor.before + cursor.after)))
+    out = []
+    for draft in drafts:
+        if draft.after_prev:  # found after the cursor's previous line: that neighbour is the same
+            draft.prev_like, draft.shape_prev = 1.0, True
+        if draft.before_next:
+            draft.next_like, draft.shape_next = 1.0, True
+        names = set(NAME.findall(draft.line))
+        draft.in_scope = len(names & scope) / len(names) if names else 0.0
+        draft.rank = RANK_BIAS + sum(map(operator.mul, RANK_WEIGHTS, _rank_inputs(draft)))
+        out.append(draft)
+    out.sort(key=lambda d: d.rank, reverse=True)  # stable: among equals, the order they were found in
+    return out

@@ -27,15 +27,16 @@ import numpy as np
 from engine.drafts import FEATURES, verify
 from lab.workspace.lines import TUNE, items
 
-THRESHOLDS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
+THRESHOLDS = (0.0, 0.01, 0.02, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 
 
 def first_line(middle: str) -> str:
     return middle.split("\n")[0].strip() if middle.strip() else ""
 
 
-def collect(n: int, engine_answers: bool) -> list[dict]:
-    """Per line: its drafts' features and labels (and the engine's own answer)."""
+def collect(n: int, engine_answers: bool, names: list[str] = list(TUNE)) -> list[dict]:
+    """Per line: its drafts' features and labels, the draft the accept rule keeps today
+    (`kept`: its position, or None) and, with `engine_answers`, the engine's own answer."""
     import torch
 
     import engine
@@ -45,19 +46,20 @@ def collect(n: int, engine_answers: bool) -> list[dict]:
     eng = engine.load()
     records, indexes = [], {}
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
-        lines = items(list(TUNE), n, Path(tmp))
+        lines = items(names, n, Path(tmp))
         for number, item in enumerate(lines):
             if item.workspace not in indexes:
                 indexes[item.workspace] = WorkspaceIndex(item.workspace, cache_dir=Path(cache))
                 indexes[item.workspace].refresh()
             job = eng.job(item.prefix, item.suffix, item.language, filename=item.filename, workspace=WorkspaceContext(indexes[item.workspace]))
-            record = {"id": item.id, "package": item.package, "reference": item.reference, "drafts": []}
+            record = {"id": item.id, "package": item.package, "reference": item.reference, "drafts": [], "kept": None}
             with eng.lock:
                 job.prepare()
                 found = job.run.drafts if job.run is not None else None
                 ids = job.canvas_ids() if found is not None else None  # None: answered before any pass (an over-indented line)
                 if found is not None and ids is not None:  # the request's first pass, as the engine runs it
                     check = verify(job.forward(torch.tensor(ids)), found)
+                    record["kept"] = check.kept
                     for draft, feats in zip(found.drafts, check.features):
                         record["drafts"].append({"line": draft.line, "features": feats, "right": draft.line == item.reference})
             if engine_answers:
@@ -68,9 +70,9 @@ def collect(n: int, engine_answers: bool) -> list[dict]:
     return records
 
 
-def fit(records: list[dict], l2: float = 1.0, steps: int = 4000) -> tuple[np.ndarray, float]:
+def fit(records: list[dict], l2: float = 1.0, steps: int = 4000, features: tuple[str, ...] = FEATURES) -> tuple[np.ndarray, float]:
     """Logistic regression by gradient descent on standardised features -> (weights, bias)."""
-    X = np.array([[d["features"][f] for f in FEATURES] for r in records for d in r["drafts"]], dtype=float)
+    X = np.array([[d["features"][f] for f in features] for r in records for d in r["drafts"]], dtype=float)
     y = np.array([d["right"] for r in records for d in r["drafts"]], dtype=float)
     mean, scale = X.mean(0), X.std(0) + 1e-6
     Z = (X - mean) / scale
