@@ -6,7 +6,9 @@ Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_to
 Output line: {"id", "middle", "tokens", "forwards", "ms", ...more figures} — one per input
 line (a blank one too), in input order, with the language used (`language`, and
 `language_source`: "request" for the line's or --language, else "filename", else
-"detected" from prefix + suffix, else "none": unconstrained). A bad line (unknown language,
+"detected" from prefix + suffix, else "none": unconstrained), and where the middle came
+from (`source`: "model", or "workspace" for a line of the workspace kept as is, then with
+`origin`, "path:line", where that line stands). A bad line (unknown language,
 a workspace that cannot be indexed included) yields {"id": ... or null, "error": "..."}
 and the batch goes on. Model loading is excluded from
 every line's `ms`. The settings are checked by the engine's one schema

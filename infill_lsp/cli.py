@@ -138,6 +138,14 @@ def _language_note(result: Any) -> str:
     return f"language: {result.language} ({where.get(result.language_source, result.language_source)})"
 
 
+def _source_note(result: Any) -> str:
+    """`, from utils.py:120` when the middle is a line of the workspace (`, from the
+    workspace` when its place is not known); nothing for the model's own."""
+    if result.source != "workspace":
+        return ""
+    return f", from {result.draft_origin}" if result.draft_origin else ", from the workspace"
+
+
 PROGRESS_EVERY_SECONDS = 5.0  # a request running longer says so on stderr this often
 
 
@@ -186,25 +194,27 @@ def _complete_on_server(args: argparse.Namespace, url: str, prefix: str, suffix:
     places (`infill.workspace_snippets`, as `infill lsp --remote` sends it): the server
     verifies the drafts a local run would. False, with a line on stderr, when the server
     cannot answer: the caller then loads the model here."""
-    from infill_lsp.remote import RemoteConfig, RemoteUnavailable, complete_once, read_token, snippets_for
+    from infill_lsp.remote import RemoteConfig, RemoteUnavailable, complete_once, name_origin, read_token, snippets_for
 
     try:
         token = read_token(args.server_token_file)
     except ValueError as exc:
         raise InfillError(f"--server-token-file: {exc}") from None
     timeout = settings.get("deadline_seconds", SamplerSettings().deadline_seconds) + 30.0
-    snippets = snippets_for(workspace, prefix, suffix, filename)
+    drafts = workspace.drafts(prefix, suffix, filename) if workspace is not None else []
+    snippets = snippets_for(workspace, prefix, suffix, filename, drafts)
     try:
         result, model = complete_once(RemoteConfig(url, token, timeout_s=timeout), prefix, suffix, language=args.language,
                                       filename=filename or str(args.file), settings=settings, snippets=snippets)
     except RemoteUnavailable as exc:
         print(f"-- {exc}; loading the model here instead", file=sys.stderr)
         return False
+    name_origin(result, drafts)  # the server saw snippets; the drafts here know their places
     if args.json:
         print(json.dumps({**result.to_dict(), "model": model, "server": url, "snippets_sent": len(snippets)}))
         return True
     _print_middle(result.middle)
-    print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}, model {model} on the server at {url} (no model loaded here; {len(snippets)} workspace snippets sent)", file=sys.stderr)
+    print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}{_source_note(result)}, model {model} on the server at {url} (no model loaded here; {len(snippets)} workspace snippets sent)", file=sys.stderr)
     if not result.middle.strip():
         print(f"-- {explain_empty(result.stop_reason)}", file=sys.stderr)
     return True
@@ -246,7 +256,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
         print(json.dumps({**result.to_dict(), "model": eng.model_name, "load_ms": round(load_ms, 1)}))
     else:
         _print_middle(result.middle)
-        print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
+        print(f"-- {result.tokens} tokens in {result.forwards} passes ({result.tokens_per_forward:.2f} tokens/pass), {result.ms:.1f} ms, stop: {result.stop_reason}, {_language_note(result)}{_source_note(result)}, model {eng.model_name} (loaded in {load_ms:.0f} ms)", file=sys.stderr)
         if not result.middle.strip():
             unconstrained = None
             if result.stop_reason in REFUSED:  # would the raw text differ? ask, rather than hint blindly

@@ -56,6 +56,11 @@ class Suggestion:
     at: types.Position  # the cursor, clamped into the document
     version: int  # the document version every position here belongs to
     line_before: str  # the cursor's line up to the cursor, in that version
+    # Where the text came from (InfillResult.source): "model", or "workspace" for a line of
+    # the workspace kept as is, whose place `origin` names ("path:line"; "" when unknown).
+    # A typed-through rest (source "cache") keeps its suggestion's.
+    answer_source: str = "model"
+    origin: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,7 @@ class CompletionService:
             if hit is not None:
                 rest, entry = hit
                 self._stats.count("cache_hits")
-                return self._deliver(uri, rest, "cache", at, snapshot, started)
+                return self._deliver(uri, rest, "cache", at, snapshot, started, entry.answer_source, entry.origin)
 
             settings = self._settings()
             if not await request.debounce(settings.debounce_ms):
@@ -153,9 +158,10 @@ class CompletionService:
         if answer.status != "ok":
             return None
         middle = answer.result.middle
-        suggestion = self._deliver(uri, middle, "model", at, snapshot, started)
+        source, origin = answer.result.source, answer.result.draft_origin
+        suggestion = self._deliver(uri, middle, "model", at, snapshot, started, source, origin)
         if suggestion is not None:
-            self._cache.store(uri, prefix, suffix, middle, suggestion.suggestion_id)
+            self._cache.store(uri, prefix, suffix, middle, suggestion.suggestion_id, answer_source=source, origin=origin)
         return suggestion
 
     def workspace_context(self, uri: str, settings: LspSettings) -> WorkspaceContext:
@@ -210,12 +216,13 @@ class CompletionService:
         return document is snapshot.document and document.revision == snapshot.revision
 
     def _deliver(
-        self, uri: str, text: str, source: str, at: types.Position, snapshot: "_Snapshot", started: float
+        self, uri: str, text: str, source: str, at: types.Position, snapshot: "_Snapshot", started: float,
+        answer_source: str = "model", origin: str = "",
     ) -> Suggestion | None:
         self._stats.answered((time.perf_counter() - started) * 1000, shown=bool(text))
         if not text:
             return None
-        suggestion = Suggestion(f"s{next(self._ids)}", text, source, at, snapshot.version, snapshot.line_before)
+        suggestion = Suggestion(f"s{next(self._ids)}", text, source, at, snapshot.version, snapshot.line_before, answer_source, origin)
         self._shown[suggestion.suggestion_id] = _Shown(uri, len(text), source)
         while len(self._shown) > 512:
             self._shown.popitem(last=False)

@@ -44,7 +44,7 @@ from engine.types import InfillResult
 from engine.context_window import prefix_tail, suffix_head
 from engine.worker import InfillCall, NextEditCall, Outcome
 from engine.workspace.files import holds_secret
-from engine.workspace.retrieve import AROUND, WorkspaceContext, buffer_lines_around
+from engine.workspace.retrieve import AROUND, Draft, WorkspaceContext, buffer_lines_around
 
 from .engine_host import EngineUnavailable
 from .live.protocol import CLIENT_SETTINGS
@@ -212,8 +212,9 @@ class RemoteEngineHost:
                     raise
         started = time.perf_counter()
         body = self._body(call)
+        drafts: list[Draft] = []
         if self._infill_server and call.workspace is not None:
-            snippets = await asyncio.to_thread(workspace_snippets, call)  # SQLite lookups: off the event loop
+            drafts, snippets = await asyncio.to_thread(drafts_and_snippets, call)  # SQLite lookups: off the event loop
             if snippets:
                 body.setdefault("infill", {})["workspace_snippets"] = snippets
             if cancel.is_set():
@@ -233,7 +234,7 @@ class RemoteEngineHost:
         except asyncio.CancelledError:
             request.cancel()
             raise
-        result = _result(request.result(), (time.perf_counter() - started) * 1000)
+        result = name_origin(_result(request.result(), (time.perf_counter() - started) * 1000), drafts)
         return _reported(Outcome(result=result, started=True, cancelled=cancel.is_set()), on_outcome)
 
     def _body(self, call: InfillCall) -> dict:
@@ -326,19 +327,31 @@ def redacted(text: str) -> str:
 
 def workspace_snippets(call: InfillCall) -> list[str]:
     """The snippets of an LSP completion's workspace (`snippets_for`)."""
-    return snippets_for(call.workspace, call.prefix, call.suffix, call.filename)
+    return drafts_and_snippets(call)[1]
 
 
-def snippets_for(workspace: Optional[WorkspaceContext], prefix: str, suffix: str, filename: Optional[str]) -> list[str]:
+def drafts_and_snippets(call: InfillCall) -> tuple[list[Draft], list[str]]:
+    """An LSP completion's local drafts (which name their places: `name_origin`) and the
+    snippets around those places (`snippets_for`)."""
+    if call.workspace is None:
+        return [], []
+    drafts = call.workspace.drafts(call.prefix, call.suffix, call.filename)
+    return drafts, snippets_for(call.workspace, call.prefix, call.suffix, call.filename, drafts)
+
+
+def snippets_for(workspace: Optional[WorkspaceContext], prefix: str, suffix: str, filename: Optional[str],
+                 drafts: Optional[Sequence[Draft]] = None) -> list[str]:
     """The text around each place the request's drafts come from (the index of the
     document's folder, the other open documents): AROUND non-blank lines before the place,
     its line, AROUND after, as indented there; secret-looking lines dropped; in the drafts'
     order (strongest evidence first), each once, at most MAX_SNIPPETS and MAX_SNIPPET_BYTES
     in all. The request's own document is left out: its text is the prompt and suffix.
-    `infill lsp --remote` and `infill complete --server` send them alike."""
+    `infill lsp --remote` and `infill complete --server` send them alike. `drafts`: the
+    workspace's drafts for this request, when the caller has them already."""
     if workspace is None:
         return []
-    drafts = workspace.drafts(prefix, suffix, filename)
+    if drafts is None:
+        drafts = workspace.drafts(prefix, suffix, filename)
     # Buffer n >= 1 of a draft's places is the n-th other text, as drafts_for numbers them.
     others = [text for name, text in workspace.buffers.items() if name != filename]
     out: list[str] = []
@@ -365,6 +378,16 @@ def snippets_for(workspace: Optional[WorkspaceContext], prefix: str, suffix: str
     return out
 
 
+def name_origin(result: InfillResult, drafts: Sequence[Draft]) -> InfillResult:
+    """The server answered with a line of the workspace (`source` "workspace") but cannot
+    say where it stands: it saw snippets. Here the drafts' places are known: the local
+    draft with the same text names it (`draft_origin`, as a local run would)."""
+    if result.draft == "workspace" and not result.draft_origin:
+        answer = result.middle.strip()
+        result.draft_origin = next((d.origin for d in drafts if d.origin and d.text.strip() == answer), "")
+    return result
+
+
 def _result(data: Any, ms: float) -> InfillResult:
     """An OpenAI completion answer as the engine's InfillResult (what the service reads)."""
     try:
@@ -379,7 +402,11 @@ def _result(data: Any, ms: float) -> InfillResult:
     forwards = figures.get("forwards") if isinstance(figures.get("forwards"), int) else 0
     tokens = usage.get("completion_tokens") if isinstance(usage.get("completion_tokens"), int) else 0
     stop_reason = {"length": "max_tokens"}.get(str(choice.get("finish_reason")), "end_of_middle")
-    return InfillResult(text, tokens, forwards, ms, stop_reason)
+    result = InfillResult(text, tokens, forwards, ms, stop_reason)
+    if figures.get("source") == "workspace":  # `infill serve`'s: a line of the snippets, kept as is
+        result.draft = "workspace"
+        result.draft_origin = figures["origin"] if isinstance(figures.get("origin"), str) else ""
+    return result
 
 
 def _reported(outcome: Outcome, on_outcome: Optional[Callable[[Outcome], None]]) -> Outcome:

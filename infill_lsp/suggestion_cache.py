@@ -18,6 +18,8 @@ class CachedSuggestion:
     suffix: str
     middle: str
     suggestion_id: str
+    answer_source: str = "model"  # where the middle came from: "model" or "workspace" (InfillResult.source)
+    origin: str = ""  # a workspace line's place, "path:line"
 
 
 class SuggestionCache:
@@ -25,11 +27,12 @@ class SuggestionCache:
         self._entries_per_document = entries_per_document
         self._by_uri: dict[str, OrderedDict[str, CachedSuggestion]] = {}
 
-    def store(self, uri: str, prefix: str, suffix: str, middle: str, suggestion_id: str) -> None:
+    def store(self, uri: str, prefix: str, suffix: str, middle: str, suggestion_id: str, *, answer_source: str = "model",
+              origin: str = "") -> None:
         if not middle:
             return
         entries = self._by_uri.setdefault(uri, OrderedDict())
-        entries[suggestion_id] = CachedSuggestion(prefix, suffix, middle, suggestion_id)
+        entries[suggestion_id] = CachedSuggestion(prefix, suffix, middle, suggestion_id, answer_source, origin)
         while len(entries) > self._entries_per_document:
             entries.popitem(last=False)
 

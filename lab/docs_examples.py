@@ -112,7 +112,7 @@ def layout(value: Any, spec: Any, column: int = 0) -> str:
 # (tokens, passes, tokens per pass, stop reason, the language) are shown and checked.
 _INFILL_FIGURES = {"forwards": SHOW, "tpf": SHOW, "ms": VARIES, "replica": VARIES, "tokens": SHOW,
                    "stop_reason": SHOW, "queue_ms": VARIES, "elapsed_ms": VARIES, "language": SHOW,
-                   "language_source": SHOW}
+                   "language_source": SHOW, "source": SHOW}
 _STEP_FIGURES = {"step": SHOW, "text": SHOW, "masked": SHOW, "forwards": SHOW, "ms": VARIES}
 OPENAI = {"id": '="cmpl-…"', "object": SHOW, "created": VARIES, "model": SHOW,
           "choices": [{"index": SHOW, "text": SHOW, "finish_reason": SHOW, "logprobs": SHOW}],

@@ -93,3 +93,25 @@ def test_max_batch_outside_its_range_is_a_usage_error(capsys: pytest.CaptureFixt
     with pytest.raises(SystemExit) as stop:
         main(["batch", "--max-batch", "0"])
     assert stop.value.code == 2 and "--max-batch: 0 is outside 1..64" in capsys.readouterr().err
+
+
+def test_a_line_says_where_its_middle_came_from(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`source` on every line: "workspace" when the middle is a workspace line kept as is,
+    with `origin` "path:line" naming where it stands; "model" and no `origin` otherwise.
+    The accept rule keeps every draft here (ACCEPT 0): the test is about the fields."""
+    import engine.drafts as drafts_module
+
+    monkeypatch.setattr(drafts_module, "ACCEPT", 0.0)
+    monkeypatch.setenv("INFILL_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("import os\n\n\ndef f(a):\n    x = compute(a)\n    return x\n")
+    (root / "b.py").write_text("# on disk: replaced by the line's text\n")
+    line = {"prefix": "def g(a):\n    x = compute(a)\n    ", "suffix": "\n", "max_tokens": 8}
+    rows = _batch([{"id": "ws", **line, "workspace": str(root), "filename": str(root / "b.py")},
+                   {"id": "alone", **line}], tiny_model_dir)
+    ws, alone = rows
+    assert (ws["middle"], ws["draft"], ws["source"], ws["origin"]) == ("return x", "workspace", "workspace", "a.py:6")
+    assert (root / "a.py").read_text().split("\n")[6 - 1] == "    return x"  # the line the origin names
+    assert "draft_origin" not in ws  # one name for it on every surface: `origin`
+    assert alone["source"] == "model" and alone["draft"] == "" and "origin" not in alone

@@ -28,8 +28,10 @@ def test_complete_prints_a_middle_and_json_figures(sample, tiny_model_dir):
     out = infill("complete", sample, "--line", 2, "--column", 5, "--model", tiny_model_dir, "--max-tokens", 8, "--no-constrained", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert {"middle", "tokens", "forwards", "ms", "tokens_per_forward"} <= set(data)
+    assert {"middle", "tokens", "forwards", "ms", "tokens_per_forward", "source"} <= set(data)
     assert 0 <= data["tokens"] <= 8 and data["forwards"] >= 1
+    # Where the middle came from: the model's, or a line of the file's folder named by its place.
+    assert data["source"] == "model" and "origin" not in data or data["source"] == "workspace" and data["origin"]
 
 
 def test_complete_with_the_embedded_model(sample):
@@ -251,3 +253,12 @@ def test_lab_commands_run_from_the_checkout_by_their_own_entry(tmp_path):
     assert "--time-budget" in out.stdout and "python -m lab train" in out.stdout
     unknown = subprocess.run([sys.executable, "-m", "lab", "trian"], capture_output=True, text=True, timeout=120, env=env, cwd=root)
     assert unknown.returncode == 2 and "unknown command 'trian'" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def test_the_figures_line_says_where_a_workspace_line_came_from():
+    from engine.types import InfillResult
+    from infill_lsp.cli import _source_note
+
+    assert _source_note(InfillResult("x", 1, 1, 1.0, "end_of_middle")) == ""
+    assert _source_note(InfillResult("x", 1, 1, 1.0, "end_of_middle", draft="workspace", draft_origin="pkg/util.py:120")) == ", from pkg/util.py:120"
+    assert _source_note(InfillResult("x", 1, 1, 1.0, "end_of_middle", draft="workspace")) == ", from the workspace"

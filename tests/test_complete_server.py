@@ -95,14 +95,18 @@ def test_the_server_verifies_the_drafts_of_the_local_workspace(tiny_engine, tmp_
                                workspace=WorkspaceContext(index, copy_tables=False))
     tiny_engine.forget_context()
     assert local.draft == "workspace" and local.middle == "compute_old(items)"  # the folder's drafts matter
+    assert local.draft_origin == "lib.py:2"
     where = [str(path), "--line", "2", "--column", "14", "--max-tokens", "32", "--json"]
     env = {"INFILL_TOKEN": TOKEN, "INFILL_CACHE_DIR": str(cache)}
     with ServerThread(tiny_engine, LiveConfig(port=0, token=TOKEN)) as server:
         answer, status, _ = _complete([*where, "--workspace", str(root), "--server", server.base_url], env)
         assert status == {"code": 0, "torch": False}
         assert answer["middle"] == local.middle and answer["snippets_sent"] >= 1 and answer["server"]
+        # The server saw snippets and names no place; this side's draft with the same text does.
+        assert (answer["source"], answer["origin"]) == ("workspace", "lib.py:2")
         alone, status, _ = _complete([*where, "--no-workspace", "--server", server.base_url], env)
         assert status == {"code": 0, "torch": False} and alone["snippets_sent"] == 0
+        assert alone["source"] == "model" and "origin" not in alone
         assert alone["middle"] != local.middle  # without the folder the model writes on its own
 
 

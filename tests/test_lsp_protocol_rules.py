@@ -153,7 +153,8 @@ def test_completion_answer_belongs_to_one_document_version(tmp_path: Path, tiny_
             assert item["data"] == {"uri": uri, "version": 3}
             assert item["textEdit"]["range"] == {"start": {"line": 5, "character": 4}, "end": {"line": 5, "character": 7}}
             assert item["textEdit"]["newText"].startswith("val")
-            assert item["command"]["arguments"][1] == {"version": 3}
+            details = item["command"]["arguments"][1]
+            assert details["version"] == 3 and details["source"] in ("model", "workspace")
     finally:
         client.close()
 

@@ -439,3 +439,93 @@ def test_lsp_remote_snippets_reach_a_real_infill_serve_engine(tmp_path: Path, ti
     assert workspace.index is None
     assert list(workspace.buffers) == ["snippet-0"]
     assert "    result = compute_old(items)" in workspace.buffers["snippet-0"]
+
+
+class AnsweringEngine(RecordingEngine):
+    """Answers each call with the next of `results`."""
+
+    def __init__(self, *results: InfillResult) -> None:
+        super().__init__()
+        self.results = list(results)
+
+    async def run(self, key: Hashable, call: Any, cancel: threading.Event,
+                  on_outcome: Optional[Callable[[Outcome], None]] = None) -> Outcome:
+        self.calls.append(call)
+        return Outcome(result=self.results.pop(0), started=True)
+
+
+def test_a_suggestion_from_the_workspace_carries_its_origin_to_the_client(tmp_path: Path) -> None:
+    """The inline item's accept command says where its text came from (its second argument:
+    `source`, and `origin` for a workspace line), what the infill clients show after the
+    ghost text; a typed-through rest keeps its suggestion's; the model's answer names none."""
+    from infill_lsp.handlers.accept import accept_command
+
+    documents = DocumentStore()
+    uri = open_doc(documents, tmp_path / "main.py", CURRENT)
+    workspace_line = InfillResult("compute_old(items)", 4, 1, 1.0, "end_of_middle", draft="workspace", draft_origin="lib.py:2")
+    engine = AnsweringEngine(workspace_line, InfillResult("compute(items)", 3, 2, 1.0, "end_of_middle"))
+    service = CompletionService(documents, engine, Stats(), settings=lambda: LspSettings(debounce_ms=0), sampler_overrides=dict,
+                                language_for=lambda _: "python")
+    suggestion = asyncio.run(service.suggest(uri, types.Position(line=1, character=13)))
+    assert suggestion is not None and suggestion.text == "compute_old(items)"
+    details = accept_command(suggestion).arguments[1]
+    assert details == {"version": 1, "source": "workspace", "origin": "lib.py:2"}
+    # Typed through: the rest comes from the cache, still the workspace's line.
+    at = types.Position(line=1, character=13)
+    documents.change(types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                     [types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text="comp")])
+    rest = asyncio.run(service.suggest(uri, types.Position(line=1, character=17)))
+    assert rest is not None and rest.source == "cache" and rest.text == "ute_old(items)"
+    assert accept_command(rest).arguments[1] == {"version": 2, "source": "workspace", "origin": "lib.py:2"}
+    # The model's own answer: no origin.
+    model = asyncio.run(service.suggest(uri, types.Position(line=0, character=4)))
+    assert model is not None and accept_command(model).arguments[1] == {"version": 2, "source": "model"}
+
+
+class _WorkspaceAnswers(_InfillServe):
+    """`infill serve` answering with a line of the snippets it was sent (`source` "workspace",
+    no origin: it saw snippets), then with a middle of the model's."""
+
+    answers: list[tuple[str, str]] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        text, source = self.answers.pop(0)
+        self._json({"id": "x", "object": "text_completion", "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
+                    "infill": {"forwards": 1, "tokens": 4, "stop_reason": "end_of_middle", "source": source}})
+
+
+def test_lsp_remote_names_where_the_servers_workspace_line_stands(tmp_path: Path) -> None:
+    """End to end through `infill lsp --remote`: the server says its middle is a workspace
+    line; the language server, whose own index proposed that draft, names its place."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "lib.py").write_text(DISK)
+    _WorkspaceAnswers.answers = [("compute_old(items)", "workspace"), ("compute(items)", "model")]
+    served = ThreadingHTTPServer(("127.0.0.1", 0), _WorkspaceAnswers)
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    try:
+        client = start(tmp_path, ["--remote", f"http://127.0.0.1:{served.server_address[1]}"], root)
+        try:
+            index_progress(client)
+            client.open((root / "main.py").as_uri(), CURRENT)
+            items = []
+            for character in (13, 4):
+                answer = client.request("textDocument/inlineCompletion", {
+                    "textDocument": {"uri": (root / "main.py").as_uri()}, "position": {"line": 1, "character": character},
+                    "context": {"triggerKind": 1}}, timeout=60)
+                items += answer["items"]
+            # The completion list (the same suggestion, from the typed-through cache): its description.
+            listed = client.request("textDocument/completion", {
+                "textDocument": {"uri": (root / "main.py").as_uri()}, "position": {"line": 1, "character": 13}}, timeout=60)
+        finally:
+            client.close()
+    finally:
+        served.shutdown()
+    workspace, model = items
+    assert workspace["insertText"] == "compute_old(items)"
+    assert workspace["command"]["arguments"][1] == {"version": 1, "source": "workspace", "origin": "lib.py:2"}
+    assert DISK.split("\n")[2 - 1] == "    result = compute_old(items)"
+    assert model["insertText"] == "compute(items)" and model["command"]["arguments"][1] == {"version": 1, "source": "model"}
+    (item,) = listed["items"]
+    assert item["labelDetails"] == {"description": "from lib.py:2"} and item["detail"] == "infill, from lib.py:2"

@@ -66,11 +66,19 @@ def result(call: EngineCall, outcome: Outcome) -> dict[str, Any]:
 
 
 def figures(hub: Hub, result: dict[str, Any]) -> dict[str, Any]:
+    """The `infill` extension object every format's answer carries: the engine's figures,
+    and where the middle came from (`source`: "model" or "workspace", a line of the
+    client's snippets kept as is; `origin`, "path:line", only when the engine knows it,
+    which over HTTP it does not: snippets are excerpts)."""
     stats = result["stats"]
-    return {"forwards": stats.get("forwards"), "tpf": stats.get("tokens_per_forward"), "ms": stats.get("ms"),
-            "replica": hub.replica_id, "tokens": stats.get("tokens"), "stop_reason": stats.get("stop_reason"),
-            "queue_ms": result.get("queue_ms"), "elapsed_ms": result.get("elapsed_ms"),
-            "language": stats.get("language"), "language_source": stats.get("language_source")}
+    out = {"forwards": stats.get("forwards"), "tpf": stats.get("tokens_per_forward"), "ms": stats.get("ms"),
+           "replica": hub.replica_id, "tokens": stats.get("tokens"), "stop_reason": stats.get("stop_reason"),
+           "queue_ms": result.get("queue_ms"), "elapsed_ms": result.get("elapsed_ms"),
+           "language": stats.get("language"), "language_source": stats.get("language_source"),
+           "source": stats.get("source", "model")}
+    if stats.get("origin"):
+        out["origin"] = stats["origin"]
+    return out
 
 
 

@@ -109,7 +109,8 @@ class CompletionRequest:
 
     def workspace(self) -> Optional[WorkspaceContext]:
         """The InfillCall's workspace: the texts the client sent, never a path (None: none sent)."""
-        return WorkspaceContext(buffers=dict(self.workspace_buffers)) if self.workspace_buffers else None
+        # Excerpts: their line numbers are not their files', so no draft names an origin.
+        return WorkspaceContext(buffers=dict(self.workspace_buffers), excerpts=True) if self.workspace_buffers else None
 
 
 def _bad(message: str, param: Optional[str], code: str = "invalid_value") -> ApiError:

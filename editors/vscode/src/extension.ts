@@ -9,6 +9,7 @@ import { NextEditController } from './nextEdits';
 import { Playground } from './playground';
 import { ServerConnection } from './serverConnection';
 import { isEnabledForLanguage, LanguageEnableMap, RESTART_SETTINGS } from './settings';
+import { SourceHint } from './sourceHint';
 import { StatusBar } from './statusBar';
 
 const PAUSED_KEY = 'infill.paused';
@@ -31,6 +32,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status.update({ paused, languageEnabled });
   };
 
+  const sourceHint = new SourceHint(() => config().get<boolean>('showSource', true));
   const server = new ServerConnection(
     output,
     status,
@@ -38,6 +40,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       wanted,
       completionListWanted: () => config().get<boolean>('completionList', false),
       latency: (ms) => status.update({ lastLatencyMs: ms }),
+      answered: (document, position, origin) => sourceHint.answered(document, position, origin),
     }),
   );
   connection = server;
@@ -57,6 +60,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     playground,
     server,
     nextEdits,
+    sourceHint,
     server.onReady((client) => nextEdits.serverStarted(client)),
     vscode.window.onDidChangeActiveTextEditor(refreshStatus),
     vscode.workspace.onDidChangeConfiguration(async (event) => {

@@ -1,6 +1,7 @@
 // Ghost text comes from vscode-languageclient's built-in textDocument/inlineCompletion
 // support (LSP 3.18). This middleware adds what the extension needs around it: the
-// on/off switches, the latency shown in the status bar, and reporting acceptance.
+// on/off switches, the latency shown in the status bar, where a suggestion came from
+// (a line of the workspace: shown after the ghost text), and reporting acceptance.
 
 // Type-only imports: this module has no runtime dependency on VS Code, so the unit tests
 // can run the middleware under plain Node.
@@ -16,6 +17,33 @@ export interface InlineHooks {
   /** Whether the server's completion list (its fallback for editors without ghost text) is shown too. */
   completionListWanted(): boolean;
   latency(ms: number): void;
+  /**
+   * The answer at `position`: `origin` ("path:line") when its text is a line of the
+   * workspace, undefined when it is the model's or there is none (sourceHint.ts shows it).
+   */
+  answered?(document: vscode.TextDocument, position: vscode.Position, origin: string | undefined): void;
+}
+
+/**
+ * Where an item's text came from, as the server says it in its accept command's second
+ * argument (`{version, source, origin?}`, docs/lsp.md): the origin ("path:line") when
+ * `source` is "workspace", else undefined.
+ */
+export function answerOrigin(command: vscode.Command | undefined): string | undefined {
+  const details = command?.arguments?.[1] as { source?: unknown; origin?: unknown } | undefined;
+  if (!details || typeof details !== 'object' || details.source !== 'workspace') {
+    return undefined;
+  }
+  return typeof details.origin === 'string' && details.origin !== '' ? details.origin : undefined;
+}
+
+/**
+ * The faint text shown after the ghost text: `from utils.py:120`. `relative` shortens an
+ * absolute path (an open document outside the index) as the editor names files.
+ */
+export function sourceLabel(origin: string, relative: (path: string) => string = (path) => path): string {
+  const match = /^(.*):(\d+)$/.exec(origin);
+  return match ? `from ${relative(match[1])}:${match[2]}` : `from ${origin}`;
 }
 
 export function inlineMiddleware(hooks: InlineHooks): Middleware {
@@ -31,6 +59,7 @@ export function inlineMiddleware(hooks: InlineHooks): Middleware {
       }
       hooks.latency(performance.now() - started);
       const items = result ? (Array.isArray(result) ? result : result.items) : [];
+      hooks.answered?.(document, position, items.length > 0 ? answerOrigin(items[0].command) : undefined);
       for (const item of items) {
         item.command = reportAcceptance(item.command);
       }

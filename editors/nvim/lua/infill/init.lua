@@ -22,6 +22,7 @@ local defaults = {
   ghost_highlight = { fg = "#808080", ctermfg = 244, italic = true }, -- ComplHint, unless a colorscheme sets it
   next_key = "<M-]>", -- cycle suggestions (0.12+)
   inline = true, -- false: always use the completion menu, even on 0.12+
+  show_source = true, -- after ghost text that is a line of your workspace, where it is: "from utils.py:120" (InfillSource)
   next_edit = true, -- ask for next-edit suggestions (infill/nextEdit) after edits in normal mode
   next_edit_key = "<M-n>", -- normal mode: jump to the suggested edit, press again to apply it
   next_edit_delay_ms = 300, -- wait this long after an edit before asking
@@ -81,6 +82,8 @@ end
 -- Ghost text must look unlike real text on terminals without truecolor too: Neovim's own
 -- ComplHint may carry a GUI colour only. A colorscheme that defines both wins.
 local function define_highlights()
+  -- Where a workspace line came from, after the ghost text: faint, as comments are.
+  vim.api.nvim_set_hl(0, "InfillSource", { link = "Comment", default = true })
   local current = vim.api.nvim_get_hl(0, { name = "ComplHint", link = false })
   if current.ctermfg == nil or current.fg == nil then
     vim.api.nvim_set_hl(0, "ComplHint", vim.tbl_extend("force", {}, M.config.ghost_highlight, {
@@ -278,6 +281,120 @@ local function attach_next_edit(bufnr)
   end
 end
 
+-- Where a suggestion came from ---------------------------------------------------------
+-- When the ghost text is a line of your workspace kept as is, the server names its place
+-- in the item's accept command ({version, source = "workspace", origin = "path:line"}:
+-- docs/lsp.md, "Where a suggestion came from"). The plugin shows `from utils.py:120`
+-- after the ghost text (InfillSource, linked to Comment), drawn on each redraw while
+-- Neovim's ghost text for that item is on screen, so it comes and goes with it.
+
+local source_ns = vim.api.nvim_create_namespace("infill.source")
+M.source_ns = source_ns
+local inline_ns = vim.api.nvim_create_namespace("nvim.lsp.inline_completion") -- Neovim's ghost text
+local answers = {} -- bufnr -> { origin, first_line } of the workspace line infill last answered there
+local shown = {} -- bufnr -> "row:col:label" of the hint drawn there now
+
+--- Where an inline item's text came from: "path:line" when it is a line of the workspace
+--- (the accept command's second argument says so), else nil.
+function M.item_origin(item)
+  local command = type(item) == "table" and item.command or nil
+  local details = type(command) == "table" and type(command.arguments) == "table" and command.arguments[2] or nil
+  if type(details) == "table" and details.source == "workspace" and type(details.origin) == "string" and details.origin ~= "" then
+    return details.origin
+  end
+  return nil
+end
+
+--- The text shown after the ghost text, "from utils.py:120"; an absolute path (a file
+--- outside the workspace folder) relative to the current directory or ~, as Neovim names files.
+function M.source_label(origin)
+  local path, line = origin:match("^(.*):(%d+)$")
+  if not path then
+    return "from " .. origin
+  end
+  if path:sub(1, 1) == "/" then
+    path = vim.fn.fnamemodify(path, ":~:.")
+  end
+  return "from " .. path .. ":" .. line
+end
+
+--- The hint a buffer shows now: { row = 0-based, col = the window column after the ghost
+--- text, label = "from ..." } while Neovim's ghost text is the workspace line infill
+--- answered, else nil (none shown, the model's, another client's).
+function M.source_hint(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local answer = answers[bufnr]
+  if not answer or not M.config.show_source or not vim.api.nvim_buf_is_valid(bufnr) then
+    return nil
+  end
+  local mark = vim.api.nvim_buf_get_extmarks(bufnr, inline_ns, 0, -1, { details = true, limit = 1 })[1]
+  local chunk = mark and mark[4].virt_text and mark[4].virt_text[1]
+  -- The ghost text shows the item's first line less what is typed of it already.
+  if not chunk or not vim.endswith(answer.first_line, chunk[1]) then
+    return nil
+  end
+  -- The ghost text lies over the line from its column (an item with a range) or is put
+  -- into it there: the hint goes two columns after whichever ends later.
+  local row, col, details = mark[2], mark[3], mark[4]
+  local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ""
+  local start, ghost = vim.fn.strdisplaywidth(line:sub(1, col)), vim.fn.strdisplaywidth(chunk[1])
+  local width = vim.fn.strdisplaywidth(line)
+  local after = details.virt_text_pos == "overlay" and math.max(width, start + ghost) or width + ghost
+  return { row = row, col = after + 2, label = M.source_label(answer.origin) }
+end
+
+-- Each inline answer of the infill client, kept per buffer before Neovim shows it: its
+-- handler is the one inline completion passes to the request (no other hook sees the items).
+local function remember_answers(client)
+  if client._infill_remembers then
+    return
+  end
+  client._infill_remembers = true
+  local request = client.request
+  client.request = function(self, method, params, handler, ...)
+    if method == "textDocument/inlineCompletion" and type(handler) == "function" then
+      local show = handler
+      handler = function(err, result, ctx, ...)
+        local bufnr = ctx and ctx.bufnr
+        if bufnr then
+          local item = type(result) == "table" and (result.items or result)[1] or nil
+          local origin = M.item_origin(item)
+          local text = origin and (type(item.insertText) == "table" and item.insertText.value or item.insertText)
+          answers[bufnr] = type(text) == "string" and { origin = origin, first_line = vim.split(text, "\n", { plain = true })[1] } or nil
+        end
+        return show(err, result, ctx, ...)
+      end
+    end
+    return request(self, method, params, handler, ...)
+  end
+end
+
+-- Checked as each window is redrawn, so the hint follows the ghost text: one extmark on
+-- the ghost text's line, at a window column past it (Neovim lays the ghost text of an
+-- item with a range over the line, where an end-of-line text would sit under it).
+local function define_source_hints()
+  vim.api.nvim_set_decoration_provider(source_ns, {
+    on_win = function(_, _, bufnr)
+      if not answers[bufnr] and not shown[bufnr] then
+        return false
+      end
+      local hint = M.source_hint(bufnr)
+      local key = hint and (hint.row .. ":" .. hint.col .. ":" .. hint.label) or nil
+      if key ~= shown[bufnr] then
+        shown[bufnr] = key
+        vim.api.nvim_buf_clear_namespace(bufnr, source_ns, 0, -1)
+        if hint then
+          vim.api.nvim_buf_set_extmark(bufnr, source_ns, hint.row, 0, {
+            virt_text = { { hint.label, "InfillSource" } },
+            virt_text_win_col = hint.col,
+          })
+        end
+      end
+      return false
+    end,
+  })
+end
+
 -- Text typed before the server was ready asked for nothing: the automatic trigger listens
 -- to insert-mode events only from enable() on, so a line typed while the server started
 -- showed no suggestion until the next key. When the buffer is being edited as the server
@@ -328,6 +445,7 @@ local function on_attach(client, bufnr)
   if mode == "inline" then
     -- (0.12 takes bufnr or client_id, not both; the buffer is the narrower scope)
     vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
+    remember_answers(client)
     if M.config.accept_key then
       vim.keymap.set("i", M.config.accept_key, function()
         if not vim.lsp.inline_completion.get({ bufnr = bufnr }) then
@@ -428,6 +546,7 @@ function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
   local group = vim.api.nvim_create_augroup("infill", { clear = true })
   define_highlights()
+  define_source_hints()
   vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
   -- The server's model loading ends ($/progress with the server's "infill-load-" token):
   -- a user typing in an attached buffer gets the request that typing before it could not.
