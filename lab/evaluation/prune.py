@@ -1,12 +1,14 @@
 """What each tuning rule and constant of the request path is worth, measured one at a time.
 
-    python -m lab.evaluation.prune --out prune.jsonl [--limit 300] [--only NAME ...] [--markdown prune.jsonl]
+    python -m lab.evaluation.prune --out prune.jsonl [--limit 300] [--only NAME ...] [--suites dev,humaneval,syntax] [--markdown prune.jsonl]
 
 For every entry of `VARIANTS` (a constant set to the value that turns its rule off, or a
 rule's function made a no-op), the engine answers the tuning items with that one change —
 the dev lines (360) and HumanEval's single-line tasks (`--limit` of them, spread; the
 tuning sets, never the kept-aside ones) — and the run is compared item by item with the
-same items answered by the unchanged engine: items whose middle changes, exact matches
+same items answered by the unchanged engine (`--suites syntax`: the unseen syntax
+benchmark's tune part, `--syntax-limit` multi-line holes per language of Python,
+JavaScript and TypeScript, where the polish steps act): items whose middle changes, exact matches
 gained and lost (against the item's reference line), empty answers and forward passes. A
 rule that moves 0-2 items earns no place on the request path.
 
@@ -127,18 +129,28 @@ def compare(base: list[dict], new: list[dict], items: list[dict]) -> dict:
     }
 
 
-def tuning_items(limit: Optional[int]) -> dict[str, list[dict]]:
-    """The dev lines and HumanEval's single-line tasks (`limit` of them), each with its reference line."""
-    from lab.evaluation.humaneval import single_line_tasks
-    from lab.evaluation.items import DEV_FILE, load_items
+def tuning_items(limit: Optional[int], suites: tuple[str, ...] = ("dev", "humaneval"), syntax_limit: int = 40) -> dict[str, list[dict]]:
+    """The tuning items with their reference lines: the dev lines, HumanEval's single-line
+    tasks (`limit` of them), and the syntax benchmark's tune holes (`syntax_limit` a language)."""
+    out: dict[str, list[dict]] = {}
+    if "dev" in suites:
+        from lab.evaluation.items import DEV_FILE, load_items
 
-    dev = [{"prefix": it["prefix"], "suffix": it["suffix"], "language": it["language"], "reference": it["middle"]} for it in load_items(path=DEV_FILE)]
-    tasks = {f"{t.task_id}#{t.line_index}": t.middle for t in single_line_tasks()}
-    he = [{**it, "reference": tasks[it["id"]]} for it in suite_items("humaneval", limit)]
-    return {"dev": dev, "humaneval": he}
+        out["dev"] = [{"prefix": it["prefix"], "suffix": it["suffix"], "language": it["language"], "reference": it["middle"]} for it in load_items(path=DEV_FILE)]
+    if "humaneval" in suites:
+        from lab.evaluation.humaneval import single_line_tasks
+
+        tasks = {f"{t.task_id}#{t.line_index}": t.middle for t in single_line_tasks()}
+        out["humaneval"] = [{**it, "reference": tasks[it["id"]]} for it in suite_items("humaneval", limit)]
+    if "syntax" in suites:
+        from lab.syntax_bench.unseen_tasks import materialize, select
+
+        out["syntax"] = [{"prefix": t.prefix, "suffix": t.suffix, "language": t.language, "reference": t.middle}
+                         for language in ("python", "javascript", "typescript") for t in map(materialize, select("tune", language, syntax_limit))]
+    return out
 
 
-def run(out: Path, limit: Optional[int], only: list[str], log: Callable[[str], None]) -> None:
+def run(out: Path, limit: Optional[int], only: list[str], log: Callable[[str], None], suites: tuple[str, ...] = ("dev", "humaneval"), syntax_limit: int = 40) -> None:
     import engine
 
     done = {json.loads(line)["variant"] for line in out.read_text().splitlines() if line.strip()} if out.exists() else set()
@@ -147,12 +159,12 @@ def run(out: Path, limit: Optional[int], only: list[str], log: Callable[[str], N
         log("prune: every variant is measured already")
         return
     eng = engine.load()
-    suites = tuning_items(limit)
-    base = {name: list(answers(eng, items)) for name, items in suites.items()}
+    items_of = tuning_items(limit, suites, syntax_limit)
+    base = {name: list(answers(eng, items)) for name, items in items_of.items()}
     for i, variant in enumerate(todo, 1):
         start = time.time()
         with Patched(variant.patches):
-            figures = {name: compare(base[name], list(answers(eng, items)), items) for name, items in suites.items()}
+            figures = {name: compare(base[name], list(answers(eng, items)), items) for name, items in items_of.items()}
         row = {"variant": variant.name, "rule": variant.rule, **figures, "seconds": round(time.time() - start, 1)}
         with open(out, "a") as fh:
             fh.write(json.dumps(row) + "\n")
@@ -161,13 +173,14 @@ def run(out: Path, limit: Optional[int], only: list[str], log: Callable[[str], N
 
 def markdown(path: Path) -> str:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    out = ["| turned off | rule | dev: changed, exact +/- , empty, forwards | HumanEval: changed, exact +/-, empty, forwards |", "| --- | --- | --- | --- |"]
+    suites = [s for s in ("dev", "humaneval", "syntax") if any(s in r for r in rows)]
+    out = ["| turned off | rule | " + " | ".join(f"{s}: changed, exact +/-, empty, forwards" for s in suites) + " |", "| --- | --- |" + " --- |" * len(suites)]
     for r in rows:
         cells = []
-        for suite in ("dev", "humaneval"):
-            f = r[suite]
-            cells.append(f"{f['changed']}, +{f['gained']}/-{f['lost']}, {f['empty_base']}->{f['empty']}, {f['forwards_base']}->{f['forwards']}")
-        out.append(f"| `{r['variant']}` | {r['rule']} | {cells[0]} | {cells[1]} |")
+        for suite in suites:
+            f = r.get(suite)
+            cells.append(f"{f['changed']}, +{f['gained']}/-{f['lost']}, {f['empty_base']}->{f['empty']}, {f['forwards_base']}->{f['forwards']}" if f else "")
+        out.append(f"| `{r['variant']}` | {r['rule']} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -177,6 +190,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--limit", type=int, default=300, help="HumanEval single-line tasks, spread (default 300)")
     parser.add_argument("--only", action="append", default=[], help="only this variant (repeatable)")
     parser.add_argument("--markdown", type=Path, help="print the figures of this file as a table and exit")
+    parser.add_argument("--suites", default="dev,humaneval", help="item sets, of dev, humaneval, syntax (default dev,humaneval)")
+    parser.add_argument("--syntax-limit", type=int, default=40, help="syntax benchmark tune holes per language (default 40)")
     args = parser.parse_args(argv)
     if args.markdown:
         print(markdown(args.markdown))
@@ -186,7 +201,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     unknown = [name for name in args.only if name not in {v.name for v in VARIANTS}]
     if unknown:
         parser.error(f"unknown variant(s): {', '.join(unknown)}")
-    run(args.out, args.limit, args.only, lambda m: print(m, file=sys.stderr))
+    suites = tuple(name.strip() for name in args.suites.split(",") if name.strip())
+    if not suites or any(name not in ("dev", "humaneval", "syntax") for name in suites):
+        parser.error("--suites: a comma-separated subset of dev, humaneval, syntax")
+    run(args.out, args.limit, args.only, lambda m: print(m, file=sys.stderr), suites, args.syntax_limit)
     return 0
 
 
