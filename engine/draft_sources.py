@@ -51,7 +51,7 @@ class Proposal:
 
     tokens: tuple[int, ...]
     source: str
-    evidence: Mapping[str, float | str] = field(default_factory=dict)  # what the source knows of it (a draft's index, a log-probability)
+    evidence: Mapping[str, float] = field(default_factory=dict)  # what the source knows of it (a draft's index, a log-probability)
 
 
 @dataclass(frozen=True)
@@ -159,30 +159,22 @@ class HeaderKeywords:
     lead: str  # what the header writes before its keyword (the healed cut, then the indentation)
     opener: str  # the indentation a header on the cursor's line writes first ("" when typed)
 
-    name = "header"
-
-    def propose_first(self, tok: "Tokenizer", first_logits: torch.Tensor) -> list[Proposal]:
-        """Every keyword's tokens that fit the first canvas, with their log-probability in
-        the first pass (all positions masked) as evidence."""
+    def seed(self, tok: "Tokenizer", first_logits: torch.Tensor, constraint: Optional["SyntaxConstraint"], healing: "Healing", prefix: str, suffix: str) -> Optional[list[int]]:
+        """The tokens of the keyword the first pass (`first_logits`, all positions masked)
+        finds likeliest among those that fit the first canvas and whose header the final
+        check accepts (a line of its own before the suffix's code); None when none does."""
         width = first_logits.shape[0]
         logp = torch.log_softmax(first_logits.float(), dim=-1)
-        out = []
-        for word, rest in HEADER_WORDS.get(self.language, {}).items():
-            ids = tok.encode(self.lead + word)
-            if ids and len(ids) < width and tok.decode(ids) == self.lead + word:
-                out.append(Proposal(tuple(ids), self.name, {"logp": sum(float(logp[i, t]) for i, t in enumerate(ids)), "word": word, "rest": rest}))
-        return out
-
-    def seed(self, tok: "Tokenizer", first_logits: torch.Tensor, constraint: Optional["SyntaxConstraint"], healing: "Healing", prefix: str, suffix: str) -> Optional[list[int]]:
-        """The likeliest keyword's tokens whose header the final check accepts (a line of its
-        own before the suffix's code), or None when none does."""
         user_prefix = healing.user_prefix(prefix)
         end = "\n" if suffix.split("\n", 1)[0].strip() else ""
-        best: Optional[Proposal] = None
-        for proposal in self.propose_first(tok, first_logits):
-            header = self.opener + str(proposal.evidence["word"]) + str(proposal.evidence["rest"]) + end
-            if constraint is not None and not constraint.accept_final(user_prefix, header, suffix):
+        best: Optional[tuple[float, list[int]]] = None
+        for word, rest in HEADER_WORDS.get(self.language, {}).items():
+            ids = tok.encode(self.lead + word)
+            if not ids or len(ids) >= width or tok.decode(ids) != self.lead + word:
                 continue
-            if best is None or float(proposal.evidence["logp"]) > float(best.evidence["logp"]):
-                best = proposal
-        return None if best is None else list(best.tokens)
+            if constraint is not None and not constraint.accept_final(user_prefix, self.opener + word + rest + end, suffix):
+                continue
+            score = sum(float(logp[i, t]) for i, t in enumerate(ids))
+            if best is None or score > best[0]:
+                best = (score, ids)
+        return None if best is None else best[1]
