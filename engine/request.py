@@ -26,7 +26,7 @@ from engine.ending import ending_tokens
 from engine.healing import Healing
 from engine.draft_sources import DraftSource, HeaderKeywords, lookahead_sources
 from engine.lookahead import Guess, guesses
-from engine import stopping
+from engine import near_edit, stopping
 from engine.sampler import Denoising, Modes, Surroundings, WorkClock
 from engine.tokenizer import Tokenizer
 from engine.types import DenoiseStep, InfillResult, SamplerSettings, SyntaxConstraint
@@ -44,6 +44,18 @@ CLOSE_ON_VETO = True
 # is replayed from them without a forward pass: the same logits, so the same middles
 # (docs/sampler.md, "Replayed passes").
 REPLAY_BYTES = 8 << 20
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What the request's first pass writes when the workspace's drafts decide it: a kept
+    draft whole (`width` 0: `Denoising.adopt`), or a draft to edit as the canvas's start
+    (`width` the canvas: `Denoising.start_from`, engine/near_edit.py)."""
+
+    ids: Sequence[int]
+    confidences: Sequence[float]
+    width: int = 0
+    draft: int = 0  # which judged draft
 
 @dataclass(frozen=True)
 class Request:
@@ -103,7 +115,8 @@ class InfillRun:
         self.drafts = drafts  # the workspace's drafts, judged by the first pass (engine/drafts.py)
         self.sources: list[DraftSource] = lookahead_sources(drafts)  # what proposes the canvases computed ahead (engine/draft_sources.py)
         self.verification: Optional[Verification] = None
-        self.drafted = False  # the first candidate wrote a kept draft
+        self.drafted = False  # the first candidate wrote a kept draft, or a draft to edit
+        self.editing: Optional[int] = None  # the judged draft the first candidate edits (engine/near_edit.py), if it does
         self.ahead: dict[tuple[int, ...], tuple[torch.Tensor, Guess]] = {}  # canvas -> logits computed ahead, and the guess it was (engine/lookahead.py)
         self.previous: Optional[torch.Tensor] = None  # the last pass's logits (the model's own drafts read them)
         self.lookahead_tokens: dict[str, int] = {}  # tokens committed by passes replayed from drafted canvases, by source
@@ -253,6 +266,9 @@ class InfillRun:
         a comparison."""
         later = self.attempt < len(self.schedule)
         need = self.run.forwards + 1
+        if self.editing is not None and self.attempt == 1 and need > near_edit.MAX_FORWARDS:
+            self._judge(self.run.finish())  # the edit had its passes: judged as it stands (`near_edit.keeps`)
+            return False
         capped = stopping.last_resort_spent(self.run, self.began_at)
         if stopping.may_spend(need, self.best[0], capped):
             return True
@@ -297,12 +313,17 @@ class InfillRun:
         """One pass of the current candidate, given the model's (N, V) logits; with a
         healed cursor the streamed canvas is shown from the user's cursor. The first pass
         judges the workspace's drafts; a kept one is what the pass writes."""
-        draft = self._judge_drafts(logits) if self.drafts is not None and self.verification is None else None
+        opening = self._judge_drafts(logits) if self.drafts is not None and self.verification is None else None
         if self.run.step == 0 and self.attempt == 1 and any(modes.header for _, modes in self.schedule):
             self.first_logits = logits.detach().clone()
         self._keep(logits)
         self.previous = logits
-        step = self.run.advance(logits) if draft is None else self.run.adopt(*draft)
+        if opening is None:
+            step = self.run.advance(logits)
+        elif opening.width:
+            step = self.run.start_from(opening.ids, opening.confidences, opening.width)
+        else:
+            step = self.run.adopt(opening.ids, opening.confidences)
         healing = self.request.healing
         if healing:
             canvas = healing.user_pieces(step.canvas)
@@ -310,19 +331,42 @@ class InfillRun:
             step = replace(step, canvas=canvas, changes=changes)
         return step
 
-    def _judge_drafts(self, logits: torch.Tensor) -> Optional[tuple[tuple[int, ...], list[float]]]:
-        """The kept draft's tokens and their probabilities in this (first) pass, or None. A
-        kept draft becomes the first candidate; the request's own first candidate comes
-        after it, replaying this pass, should the final check refuse the draft."""
+    def _judge_drafts(self, logits: torch.Tensor) -> Optional[Opening]:
+        """The kept draft's tokens and their probabilities in this (first) pass; with none
+        kept, a draft to edit (`_edit_start`); or None. Either becomes the first candidate;
+        the request's own first candidate comes after it, replaying this pass, should the
+        final check (or, for an edit, `near_edit.keeps`) refuse it."""
         assert self.drafts is not None
         self.verification = check = verify(logits, self.drafts)
         if check.kept is None:
-            return None
+            return self._edit_start(check)
         self.drafted = True
         self.schedule.insert(1, self.schedule[0])
         ids = check.candidates.tokens[check.kept]
         probs = torch.softmax(logits.float(), dim=-1)[torch.arange(len(ids)), torch.tensor(ids)]
-        return ids[:-1], probs.tolist()
+        return Opening(ids[:-1], probs.tolist(), draft=check.kept)
+
+    def _edit_start(self, check: Verification) -> Optional[Opening]:
+        """The likeliest judged draft as the start of a canvas the model edits, when the
+        request's settings ask for it (`edit_drafts`), the rest of the cursor's line is
+        empty (a whole line is edited) and the accept rule rates it at least
+        near_edit.EDIT_FLOOR; None otherwise. Its passes edit at near_edit.EDIT_THRESHOLD."""
+        settings = self.schedule[0][0]
+        whole_line = not self.request.line_end and self.request.around.suffix[:1] in ("", "\n", "\r")
+        best = near_edit.start_for(check, settings.edit_drafts and whole_line)
+        if best is None:
+            return None
+        tok = self.tokenizer
+        ids = tok.encode(self.request.healing.removed + check.candidates.drafts[best].text + "\n")
+        width = near_edit.edit_canvas_length(len(ids), settings.block_size)
+        if width > settings.max_tokens:
+            return None
+        self.drafted = True
+        self.editing = best
+        self.schedule.insert(1, self.schedule[0])
+        self.run.settings = near_edit.editing_settings(settings)
+        self.run.modes = replace(self.run.modes, end_at_line_end=True)  # one line is edited: it ends at its line's end
+        return Opening(ids, [check.probabilities[best]] * len(ids), width, best)
 
     def _draft_fallback(self) -> Optional[tuple[str, str]]:
         """When nothing else is shown: the likeliest draft the first pass judged that the
@@ -348,18 +392,30 @@ class InfillRun:
         result, request = final.result, self.request
         assert result is not None
         self._count(result)
-        sampled = result.middle
-        answer = request.healing.user_middle(sampled)  # from the user's cursor
         from_draft = self.drafted and self.attempt == 1
-        if result.stop_reason != "cancelled" and request.constraint is not None:
-            accepted = self.answers.checked(sampled)
+        edited = from_draft and self.editing is not None
+        # An edited line ends with its newline (the canvas it learned on); the suffix
+        # already starts with one (`_edit_start`).
+        sampled = result.middle[:-1] if edited and result.middle.endswith("\n") else result.middle
+        answer = request.healing.user_middle(sampled)  # from the user's cursor
+        # An edit the model is not sure of is refused like a middle the check refuses: the
+        # model's own candidate follows (engine/near_edit.py `keeps`).
+        unsure = edited and result.stop_reason != "cancelled" and not near_edit.keeps(self.tokenizer, self.run.canvas.ids, self.previous)
+        if result.stop_reason != "cancelled" and (request.constraint is not None or unsure):
+            accepted = None if unsure else self.answers.checked(sampled)
             if from_draft and accepted != answer:
                 accepted = None  # a draft stands whole or not at all: the model's own candidates come next
             if accepted is None and self._next_candidate(final, answer, from_draft):
                 return
             answer = accepted or ""
-        result.draft = "workspace" if from_draft else ""
-        result.draft_origin = self.verification.candidates.drafts[self.verification.kept].origin if from_draft and self.verification is not None and self.verification.kept is not None else ""
+        result.draft, result.draft_origin = "", ""
+        check = self.verification
+        if from_draft and check is not None:
+            which = self.editing if self.editing is not None else check.kept
+            if which is not None:
+                draft = check.candidates.drafts[which]
+                result.draft = "edited" if edited and answer.strip() != draft.text.strip() else "workspace"
+                result.draft_origin = draft.origin
         self._answer(final, sampled, answer)
 
     def _count(self, result: InfillResult) -> None:

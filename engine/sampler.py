@@ -483,6 +483,22 @@ class Denoising:
         self.end = End(len(ids), "draft", confidences[-1] if len(confidences) > len(ids) else 1.0)
         return self.record(changes)
 
+    def start_from(self, ids: Sequence[int], confidences: Sequence[float], width: int) -> DenoiseStep:
+        """This pass writes a workspace line to edit (engine/near_edit.py) as the canvas's
+        start: its tokens committed, masks after them up to `width`. The passes that follow
+        read it and rewrite it (rule 4, at the settings' `edit_threshold`), fill the masks
+        or end early; the final check judges the result like any middle."""
+        tok = self.canvas.tok
+        self.canvas = CanvasState(width, tok)
+        changes = []
+        for position, (token, confidence) in enumerate(zip(ids, confidences)):
+            self.canvas.commit(position, token)
+            changes.append(CanvasChange(position, tok.piece(token), confidence, "commit"))
+        self.written += len(changes)
+        self.forwards += 1
+        self.step += 1
+        return self.record(changes)
+
     def finish(self) -> DenoiseStep:
         """The last step: the canvas's middle as an InfillResult."""
         middle_ids = self.canvas.middle_ids()

@@ -118,6 +118,7 @@ class SamplerSettings:
     deadline_seconds: float = knob(60.0, 0.0, 3600.0)
     workspace_copy: bool = knob(True, client=True)  # the copy rule also looks in the workspace's other files (engine/workspace/ngrams.py, docs/workspace.md)
     workspace_drafts: bool = knob(True, client=True)  # lines the workspace proposes for the cursor's line are verified by the model in one pass, and the likely one is the middle (engine/drafts.py, docs/workspace.md)
+    edit_drafts: bool = knob(False, client=True)  # when no workspace draft is kept, the best one judged starts the canvas and the model edits it into the line that fits (engine/near_edit.py, docs/workspace.md)
     heal_cursor: bool = knob(True, client=True)  # a prefix ending in spaces/tabs is cut before them and the model writes them (token healing, engine/healing.py, docs/ladder.md)
     heal_word: bool = knob(True, client=True)  # a prefix ending inside a word is cut before its last tokens and the middle's first token must write them again (engine/healing.py heal_word)
 
@@ -204,7 +205,7 @@ class InfillResult:
     language: Optional[str] = None  # the request's language (engine/language.py); it picks the syntax constraint
     language_source: str = "none"  # where it came from: "request" | "filename" | "detected" | "none"
     written: int = 0  # tokens the sampler wrote, all candidates: commits, ends, edits (forwards <= written + 2)
-    draft: str = ""  # where the middle came from when it is a verified draft ("workspace", engine/drafts.py), else ""
+    draft: str = ""  # where the middle came from when it is a workspace line: "workspace" (a verified draft kept as is, engine/drafts.py), "edited" (a draft the model edited, engine/near_edit.py), else ""
     draft_origin: str = ""  # the workspace place that draft came from, "path:line" (relative path, 1-based line; engine/workspace/retrieve.py Draft.origin), else ""
     drafts_verified: int = 0  # drafts the model read in the request's verification pass (0: none offered)
     replayed: int = 0  # passes of a later candidate replayed from an earlier one's logits, no forward spent (engine/request.py, REPLAY_BYTES)
@@ -220,8 +221,9 @@ class InfillResult:
     @property
     def source(self) -> str:
         """Where the middle came from, as every surface reports it: "workspace" (a line of
-        the user's workspace, kept as is; `draft_origin` says where, when known) or "model"."""
-        return "workspace" if self.draft == "workspace" else "model"
+        the user's workspace, kept as is; `draft_origin` says where, when known), "edited"
+        (such a line, edited by the model) or "model"."""
+        return self.draft if self.draft in ("workspace", "edited") else "model"
 
     def to_dict(self) -> dict:
         """The result as the JSON surfaces give it (`infill batch`, `infill complete --json`,

@@ -1,14 +1,15 @@
 """`infill batch`: the stable JSONL contract that evaluations and other tools use.
 
 Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_tokens"?: int (0..2048, engine.types.MAX_TOKENS), "constrained"?: bool,
+             "workspace_drafts"?: bool, "edit_drafts"?: bool (engine/types.py SamplerSettings),
              "workspace"?: str (a folder: the line's drafts come from its index, docs/workspace.md), "filename"?: str (the file being
              edited, inside the workspace: its text on disk is replaced by prefix + suffix; its extension names the language)}
 Output line: {"id", "middle", "tokens", "forwards", "ms", ...more figures} — one per input
 line (a blank one too), in input order, with the language used (`language`, and
 `language_source`: "request" for the line's or --language, else "filename", else
 "detected" from prefix + suffix, else "none": unconstrained), and where the middle came
-from (`source`: "model", or "workspace" for a line of the workspace kept as is, then with
-`origin`, "path:line", where that line stands). A bad line (unknown language,
+from (`source`: "model", "workspace" for a line of the workspace kept as is, or "edited" for
+one the model edited, then with `origin`, "path:line", where that line stands). A bad line (unknown language,
 a workspace that cannot be indexed included) yields {"id": ... or null, "error": "..."}
 and the batch goes on. Model loading is excluded from
 every line's `ms`. The settings are checked by the engine's one schema
@@ -31,7 +32,7 @@ from engine.types import InfillError, ModelFailure, SamplerSettings, SettingsErr
 _BATCH_RUNS = itertools.count()  # run_batch calls in this process
 
 # The sampler knobs a batch line may carry, validated by the engine's one settings schema.
-BATCH_SETTINGS = ("max_tokens", "constrained")
+BATCH_SETTINGS = ("max_tokens", "constrained", "workspace_drafts", "edit_drafts")
 
 
 class BadLine(ValueError):

@@ -140,10 +140,12 @@ def _language_note(result: Any) -> str:
 
 def _source_note(result: Any) -> str:
     """`, from utils.py:120` when the middle is a line of the workspace (`, from the
-    workspace` when its place is not known); nothing for the model's own."""
-    if result.source != "workspace":
+    workspace` when its place is not known; `, edited from ...` for a line the model
+    edited); nothing for the model's own."""
+    if result.source not in ("workspace", "edited"):
         return ""
-    return f", from {result.draft_origin}" if result.draft_origin else ", from the workspace"
+    verb = "edited from" if result.source == "edited" else "from"
+    return f", {verb} {result.draft_origin}" if result.draft_origin else f", {verb} the workspace"
 
 
 PROGRESS_EVERY_SECONDS = 5.0  # a request running longer says so on stderr this often

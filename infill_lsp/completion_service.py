@@ -56,8 +56,9 @@ class Suggestion:
     at: types.Position  # the cursor, clamped into the document
     version: int  # the document version every position here belongs to
     line_before: str  # the cursor's line up to the cursor, in that version
-    # Where the text came from (InfillResult.source): "model", or "workspace" for a line of
-    # the workspace kept as is, whose place `origin` names ("path:line"; "" when unknown).
+    # Where the text came from (InfillResult.source): "model", "workspace" for a line of
+    # the workspace kept as is, or "edited" for one the model edited, whose place `origin`
+    # names ("path:line"; "" when unknown).
     # A typed-through rest (source "cache") keeps its suggestion's.
     answer_source: str = "model"
     origin: str = ""

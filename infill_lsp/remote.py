@@ -403,8 +403,8 @@ def _result(data: Any, ms: float) -> InfillResult:
     tokens = usage.get("completion_tokens") if isinstance(usage.get("completion_tokens"), int) else 0
     stop_reason = {"length": "max_tokens"}.get(str(choice.get("finish_reason")), "end_of_middle")
     result = InfillResult(text, tokens, forwards, ms, stop_reason)
-    if figures.get("source") == "workspace":  # `infill serve`'s: a line of the snippets, kept as is
-        result.draft = "workspace"
+    if figures.get("source") in ("workspace", "edited"):  # `infill serve`'s: a line of the snippets, kept as is or edited
+        result.draft = figures["source"]
         result.draft_origin = figures["origin"] if isinstance(figures.get("origin"), str) else ""
     return result
 

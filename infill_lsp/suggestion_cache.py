@@ -18,7 +18,7 @@ class CachedSuggestion:
     suffix: str
     middle: str
     suggestion_id: str
-    answer_source: str = "model"  # where the middle came from: "model" or "workspace" (InfillResult.source)
+    answer_source: str = "model"  # where the middle came from: "model", "workspace" or "edited" (InfillResult.source)
     origin: str = ""  # a workspace line's place, "path:line"
 
 

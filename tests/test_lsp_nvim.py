@@ -373,3 +373,36 @@ require("infill").setup({{
     finally:
         _quit(process, nvim)
         served.shutdown()
+
+
+SOURCE_LABELS = """
+vim.opt.runtimepath:prepend(PLUGIN)
+local infill = require("infill")
+local function item(details) return { insertText = "x", command = { command = "infill.accept", arguments = { "s1", details } } } end
+local kept_origin, kept_edited = infill.item_origin(item({ version = 1, source = "workspace", origin = "a.py:3" }))
+local edited_origin, edited_edited = infill.item_origin(item({ version = 1, source = "edited", origin = "a.py:3" }))
+local model_origin = infill.item_origin(item({ version = 1, source = "model" }))
+local out = io.open(OUT, "w")
+out:write(vim.json.encode({
+  kept = { kept_origin, kept_edited, infill.source_label(kept_origin, kept_edited) },
+  edited = { edited_origin, edited_edited, infill.source_label(edited_origin, edited_edited) },
+  model = model_origin == nil,
+}))
+out:close()
+vim.cmd("qa!")
+"""
+
+
+def test_neovim_says_edited_from_for_a_workspace_line_the_model_edited(tmp_path: Path) -> None:
+    """The accept command's `source` "edited" (engine/near_edit.py) is shown as
+    `edited from a.py:3`; a line kept as is stays `from a.py:3`; the model's own, nothing."""
+    out = tmp_path / "out.json"
+    init = tmp_path / "init.lua"
+    init.write_text(f"local PLUGIN = {json.dumps(str(PLUGIN))}\nlocal OUT = {json.dumps(str(out))}\n" + SOURCE_LABELS)
+    done = subprocess.run([NVIM, "--headless", "--clean", "-u", str(init)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.exists(), f"Neovim did not get through the init: {done.stderr}"
+    report = json.loads(out.read_text())
+    assert report["kept"] == ["a.py:3", False, "from a.py:3"]
+    assert report["edited"] == ["a.py:3", True, "edited from a.py:3"]
+    assert report["model"] is True

@@ -482,6 +482,22 @@ def test_a_suggestion_from_the_workspace_carries_its_origin_to_the_client(tmp_pa
     assert model is not None and accept_command(model).arguments[1] == {"version": 2, "source": "model"}
 
 
+
+def test_a_workspace_line_the_model_edited_says_so_to_the_client(tmp_path: Path) -> None:
+    """`source` "edited" (engine/near_edit.py) travels in the accept command with its
+    origin, as a kept line's does; the clients show `edited from lib.py:2`."""
+    from infill_lsp.handlers.accept import accept_command
+
+    documents = DocumentStore()
+    uri = open_doc(documents, tmp_path / "main.py", CURRENT)
+    edited = InfillResult("compute_new(items)", 4, 3, 1.0, "end_of_middle", draft="edited", draft_origin="lib.py:2")
+    assert edited.source == "edited" and edited.to_dict()["origin"] == "lib.py:2"
+    service = CompletionService(documents, AnsweringEngine(edited), Stats(), settings=lambda: LspSettings(debounce_ms=0), sampler_overrides=dict,
+                                language_for=lambda _: "python")
+    suggestion = asyncio.run(service.suggest(uri, types.Position(line=1, character=13)))
+    assert suggestion is not None and suggestion.text == "compute_new(items)"
+    assert accept_command(suggestion).arguments[1] == {"version": 1, "source": "edited", "origin": "lib.py:2"}
+
 class _WorkspaceAnswers(_InfillServe):
     """`infill serve` answering with a line of the snippets it was sent (`source` "workspace",
     no origin: it saw snippets), then with a middle of the model's."""

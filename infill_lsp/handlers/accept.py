@@ -14,11 +14,11 @@ ACCEPT_COMMAND = "infill.accept"
 
 def accept_command(suggestion: Suggestion) -> types.Command:
     # The second argument names the document version the suggestion belongs to, and where
-    # its text came from: `source` "model" or "workspace" (a line of the workspace kept as
-    # is) with `origin` ("path:line", only when known), which the infill clients show after
+    # its text came from: `source` "model", "workspace" (a line of the workspace kept as
+    # is) or "edited" (one the model edited) with `origin` ("path:line", only when known), which the infill clients show after
     # the ghost text. An inline completion item has no other field to say them in.
     details: dict[str, object] = {"version": suggestion.version, "source": suggestion.answer_source}
-    if suggestion.answer_source == "workspace" and suggestion.origin:
+    if suggestion.answer_source in ("workspace", "edited") and suggestion.origin:
         details["origin"] = suggestion.origin
     return types.Command(
         title="Accept infill suggestion",

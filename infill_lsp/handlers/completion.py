@@ -49,9 +49,10 @@ def register(server: "LspServer") -> None:
             command=accept_command(suggestion),
             data={"uri": params.text_document.uri, "version": suggestion.version},
         )
-        if suggestion.answer_source == "workspace" and suggestion.origin:  # where menus show an item's source
-            item.detail = f"infill, from {suggestion.origin}"  # Neovim's menu column
-            item.label_details = types.CompletionItemLabelDetails(description=f"from {suggestion.origin}")  # beside the label
+        if suggestion.answer_source in ("workspace", "edited") and suggestion.origin:  # where menus show an item's source
+            where = f"{'edited from' if suggestion.answer_source == 'edited' else 'from'} {suggestion.origin}"
+            item.detail = f"infill, {where}"  # Neovim's menu column
+            item.label_details = types.CompletionItemLabelDetails(description=where)  # beside the label
         return types.CompletionList(is_incomplete=True, items=[item])
 
 

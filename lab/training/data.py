@@ -42,6 +42,9 @@ class Example:
     prefix: list[int]  # starts with BOS
     canvas: list[int]  # true canvas: middle tokens then EOM padding (or a truncated middle)
     suffix: list[int]
+    # Where the canvas starts instead of all masks (same length as `canvas`, mask ids
+    # allowed): a near line to edit (lab/training/near_lines.py). None: plain noising.
+    noisy_canvas: Optional[list[int]] = None
 
 
 def _line_starts(text: str) -> list[int]:
@@ -139,6 +142,28 @@ def _noise_masks(N: int, t: float, copies: int, rng: random.Random) -> list[tupl
     return out
 
 
+START_MASK_RATES = ((0.0, 0.0), (0.1, 0.5))  # per canvas copy: share of the start's tokens masked too (uniform in the range)
+
+
+def _start_noise(start: torch.Tensor, canvas: torch.Tensor, copy: int, mask_id: int, rng: random.Random) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(input, loss weights, masked) of one copy of a canvas that starts from `start`.
+
+    Copy 0 is the start as the engine sets it; later copies mask a share of its tokens
+    as well, so the model also meets starts it has half denoised. Weights: 1 where the
+    input is a mask or a wrong token (the edit to learn), KEEP_WEIGHT where the start's
+    token is already right (keeping it is learned too)."""
+    from lab.training.near_lines import KEEP_WEIGHT
+
+    low, high = START_MASK_RATES[min(copy, len(START_MASK_RATES) - 1)]
+    rate = low + (high - low) * rng.random()
+    noisy = start.clone()
+    if rate > 0:
+        noisy[torch.rand(len(start)) < rate] = mask_id
+    mask = noisy == mask_id
+    w = torch.where(noisy == canvas, KEEP_WEIGHT, 1.0)
+    return noisy, w, mask
+
+
 def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: random.Random, t_values: list[float] | None = None, copies: int = 1) -> Batch:
     """Lay examples out as aligned blocks [suffix | prefix | canvas copies] and noise
     their canvases.
@@ -180,6 +205,18 @@ def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: rando
         if P > 1:
             targets[row, o : o + P - 1] = torch.tensor(ex.prefix[1:], dtype=torch.long)
         canvas = torch.tensor(ex.canvas, dtype=torch.long)
+        if ex.noisy_canvas is not None:
+            for c in range(copies):
+                o = layout.context + c * layout.canvas
+                noisy, w, mask = _start_noise(torch.tensor(ex.noisy_canvas, dtype=torch.long), canvas, c, tok.mask_id, rng)
+                ids[row, o : o + N] = noisy
+                positions[row, o : o + N] = torch.arange(P, P + N)
+                segments[row, o : o + N] = SEG_CANVAS + c
+                targets[row, o : o + N] = canvas
+                weights[row, o : o + N] = w
+                masked[row, o : o + N] = mask
+            lengths[row] = copies * N
+            continue
         for c, (mask, rate) in enumerate(_noise_masks(N, t, copies, rng)):
             o = layout.context + c * layout.canvas
             noisy = canvas.clone()
@@ -215,15 +252,17 @@ class ExampleStream:
     A share `edit_fraction` of examples are next-edit examples (lab/training/edits.py:
     the edit history in the prefix, the span after the next edit on the canvas), so one
     recipe trains both infilling and editing; a document with no edit to make falls
-    back to an ordinary infilling example."""
+    back to an ordinary infilling example. A share `near_fraction` of the others start
+    their canvas from a near line of the same file (lab/training/near_lines.py)."""
 
-    def __init__(self, docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float = 0.0):
+    def __init__(self, docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float = 0.0, near_fraction: float = 0.0):
         kept = [d for d in docs if d["text"].strip()]
         self.texts = [d["text"] for d in kept]
         self.languages = [d.get("language", "python") for d in kept]
         self.weights = [sampling_weight(d) for d in kept]
         self.tok, self.cfg = tok, cfg
         self.edit_fraction = edit_fraction
+        self.near_fraction = near_fraction
         self.rng = random.Random(seed)
 
     def example(self, index: int) -> Example:
@@ -234,6 +273,12 @@ class ExampleStream:
             edit = make_edit_example(text, self.tok, self.cfg, self.rng, language=self.languages[index])
             if edit is not None:
                 return edit
+        elif self.near_fraction and self.rng.random() < self.near_fraction:
+            from lab.training.near_lines import near_line_example
+
+            near = near_line_example(text, self.tok, self.cfg, self.rng)
+            if near is not None:
+                return near
         return make_example(text, self.tok, self.cfg, self.rng)
 
     def batches(self, size: int, pool: int = 32):
@@ -254,28 +299,29 @@ class ExampleStream:
 class _BatchDataset(torch.utils.data.IterableDataset):
     """Endless batches from an ExampleStream per worker process (each its own seed)."""
 
-    def __init__(self, docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float, batch_size: int):
+    def __init__(self, docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float, batch_size: int, near_fraction: float = 0.0):
         super().__init__()
         self.docs, self.tok, self.cfg = docs, tok, cfg
         self.seed, self.edit_fraction, self.batch_size = seed, edit_fraction, batch_size
+        self.near_fraction = near_fraction
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         worker = info.id if info is not None else 0
-        stream = ExampleStream(self.docs, self.tok, self.cfg, seed=self.seed * 1009 + worker, edit_fraction=self.edit_fraction)
+        stream = ExampleStream(self.docs, self.tok, self.cfg, seed=self.seed * 1009 + worker, edit_fraction=self.edit_fraction, near_fraction=self.near_fraction)
         yield from stream.batches(self.batch_size)
 
 
-def batch_source(docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float, batch_size: int, workers: int = 0):
+def batch_source(docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float, batch_size: int, workers: int = 0, near_fraction: float = 0.0):
     """An endless iterator of training batches.
 
     workers = 0 builds them in the training process (CPU training: data costs ~5% of a
     step there). On a GPU the model outruns one process's tokenization and noising
     (~0.3M tokens/s), so `workers` processes prepare batches ahead of the GPU."""
     if workers <= 0:
-        return ExampleStream(docs, tok, cfg, seed=seed, edit_fraction=edit_fraction).batches(batch_size)
+        return ExampleStream(docs, tok, cfg, seed=seed, edit_fraction=edit_fraction, near_fraction=near_fraction).batches(batch_size)
     loader = torch.utils.data.DataLoader(
-        _BatchDataset(docs, tok, cfg, seed, edit_fraction, batch_size),
+        _BatchDataset(docs, tok, cfg, seed, edit_fraction, batch_size, near_fraction),
         batch_size=None, num_workers=workers, prefetch_factor=4, persistent_workers=True,
     )
     return iter(loader)

@@ -87,12 +87,23 @@ def build_items(names: Iterable[str], n: int, into: Path, workspace: bool) -> tu
     return found, baseline
 
 
-def request(item: Item) -> dict:
-    """The item as one `infill batch` input line."""
+def request(item: Item, knobs: Optional[dict] = None) -> dict:
+    """The item as one `infill batch` input line (with sampler `knobs`, if any)."""
     line = {"id": item.id, "language": item.language, "prefix": item.prefix, "suffix": item.suffix}
     if item.workspace:
         line["workspace"], line["filename"] = item.workspace, item.filename
-    return line
+    return line | (knobs or {})
+
+
+def parse_knob(text: str) -> tuple[str, object]:
+    """`name=value` of --knob: the value as JSON (true, 0.5, "x"), else as text."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"--knob wants name=value, not {text!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
 
 
 def score(items: list[Item], answers: dict[str, dict], baseline: dict[str, int]) -> dict:
@@ -122,9 +133,9 @@ def score(items: list[Item], answers: dict[str, dict], baseline: dict[str, int])
             "per_package": {name: {k: v for k, v in asdict(s).items() if v is not None} for name, s in per.items()}}
 
 
-def run_batch(command: list[str], items: list[Item]) -> tuple[dict[str, dict], str]:
+def run_batch(command: list[str], items: list[Item], knobs: Optional[dict] = None) -> tuple[dict[str, dict], str]:
     """Every item through one `infill batch` process (`command`): (answers by id, its stderr)."""
-    stdin = "".join(json.dumps(request(item)) + "\n" for item in items)
+    stdin = "".join(json.dumps(request(item, knobs)) + "\n" for item in items)
     done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=7200)
     answers = {}
     for line in done.stdout.splitlines():
@@ -157,6 +168,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--workspace", action="store_true", help="each package, its sampled lines blanked, as the workspace")
     parser.add_argument("--infill", default=str(Path(sys.executable).with_name("infill")), help="the infill command (default: beside this Python)")
     parser.add_argument("--model", default=None, help="model directory passed to infill batch")
+    parser.add_argument("--knob", type=parse_knob, action="append", default=[], metavar="NAME=VALUE",
+                        help="a sampler setting for every line (repeatable), e.g. --knob edit_drafts=true")
     parser.add_argument("--dump", type=Path, default=None, help="write each item's reference and answer (JSONL)")
     parser.add_argument("--write-batch", type=Path, default=None, metavar="DIR",
                         help="only write the items as `infill batch` input, DIR/batch.jsonl (with --workspace, the blanked copies stay in DIR), and stop")
@@ -172,10 +185,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"-- sampling {args.n} lines of {', '.join(names)}", file=sys.stderr, flush=True)
         items, baseline = build_items(names, args.n, into, args.workspace)
         print(f"-- answering {len(items)} lines with `{' '.join(command)}`", file=sys.stderr, flush=True)
-        answers, stderr = run_batch(command, items)
+        answers, stderr = run_batch(command, items, dict(args.knob))
     finally:
         shutil.rmtree(into, ignore_errors=True)
     summary = score(items, answers, baseline)
+    if args.knob:
+        summary["knobs"] = dict(args.knob)
     if summary["errors"]:
         summary["stderr_tail"] = stderr[-300:]
     if args.dump:
@@ -184,6 +199,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 answer = answers.get(item.id, {})
                 out.write(json.dumps({"id": item.id, "reference": item.reference, "middle": answer.get("middle") or "",
                                       "stop_reason": answer.get("stop_reason"), "forwards": answer.get("forwards"), "draft": answer.get("draft") or "",
+                                      "source": answer.get("source"), "origin": answer.get("origin"),
                                       "error": answer.get("error")}) + "\n")
     print(json.dumps(summary))
     return 0

@@ -40,7 +40,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       wanted,
       completionListWanted: () => config().get<boolean>('completionList', false),
       latency: (ms) => status.update({ lastLatencyMs: ms }),
-      answered: (document, position, origin) => sourceHint.answered(document, position, origin),
+      answered: (document, position, origin, edited) => sourceHint.answered(document, position, origin, edited),
     }),
   );
   connection = server;

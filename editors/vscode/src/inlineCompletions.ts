@@ -19,31 +19,41 @@ export interface InlineHooks {
   latency(ms: number): void;
   /**
    * The answer at `position`: `origin` ("path:line") when its text is a line of the
-   * workspace, undefined when it is the model's or there is none (sourceHint.ts shows it).
+   * workspace (`edited`: a line the model edited), undefined when it is the model's or
+   * there is none (sourceHint.ts shows it).
    */
-  answered?(document: vscode.TextDocument, position: vscode.Position, origin: string | undefined): void;
+  answered?(document: vscode.TextDocument, position: vscode.Position, origin: string | undefined, edited?: boolean): void;
 }
 
 /**
  * Where an item's text came from, as the server says it in its accept command's second
  * argument (`{version, source, origin?}`, docs/lsp.md): the origin ("path:line") when
- * `source` is "workspace", else undefined.
+ * `source` is "workspace" (a line kept as is) or "edited" (a line the model edited),
+ * else undefined.
  */
 export function answerOrigin(command: vscode.Command | undefined): string | undefined {
   const details = command?.arguments?.[1] as { source?: unknown; origin?: unknown } | undefined;
-  if (!details || typeof details !== 'object' || details.source !== 'workspace') {
+  if (!details || typeof details !== 'object' || (details.source !== 'workspace' && details.source !== 'edited')) {
     return undefined;
   }
   return typeof details.origin === 'string' && details.origin !== '' ? details.origin : undefined;
 }
 
+/** Whether the item's text is a workspace line the model edited (`source` "edited"). */
+export function answerEdited(command: vscode.Command | undefined): boolean {
+  const details = command?.arguments?.[1] as { source?: unknown } | undefined;
+  return !!details && typeof details === 'object' && details.source === 'edited';
+}
+
 /**
- * The faint text shown after the ghost text: `from utils.py:120`. `relative` shortens an
- * absolute path (an open document outside the index) as the editor names files.
+ * The faint text shown after the ghost text: `from utils.py:120` (`edited from ...` for a
+ * line the model edited). `relative` shortens an absolute path (an open document outside
+ * the index) as the editor names files.
  */
-export function sourceLabel(origin: string, relative: (path: string) => string = (path) => path): string {
+export function sourceLabel(origin: string, relative: (path: string) => string = (path) => path, edited = false): string {
+  const from = edited ? 'edited from' : 'from';
   const match = /^(.*):(\d+)$/.exec(origin);
-  return match ? `from ${relative(match[1])}:${match[2]}` : `from ${origin}`;
+  return match ? `${from} ${relative(match[1])}:${match[2]}` : `${from} ${origin}`;
 }
 
 export function inlineMiddleware(hooks: InlineHooks): Middleware {
@@ -59,7 +69,7 @@ export function inlineMiddleware(hooks: InlineHooks): Middleware {
       }
       hooks.latency(performance.now() - started);
       const items = result ? (Array.isArray(result) ? result : result.items) : [];
-      hooks.answered?.(document, position, items.length > 0 ? answerOrigin(items[0].command) : undefined);
+      hooks.answered?.(document, position, items.length > 0 ? answerOrigin(items[0].command) : undefined, items.length > 0 && answerEdited(items[0].command));
       for (const item of items) {
         item.command = reportAcceptance(item.command);
       }

@@ -38,15 +38,15 @@ export class SourceHint implements vscode.Disposable {
     ];
   }
 
-  /** The server answered at `position`; `origin` when the text is a workspace line. */
-  answered(document: vscode.TextDocument, position: vscode.Position, origin: string | undefined): void {
+  /** The server answered at `position`; `origin` when the text is a workspace line (`edited` by the model). */
+  answered(document: vscode.TextDocument, position: vscode.Position, origin: string | undefined, edited = false): void {
     this.clear();
     const editor = vscode.window.activeTextEditor;
     if (!origin || !this.enabled() || !editor || editor.document !== document || position.line >= document.lineCount) {
       return;
     }
     const end = document.lineAt(position.line).range.end;
-    const contentText = sourceLabel(origin, (path) => vscode.workspace.asRelativePath(path, false));
+    const contentText = sourceLabel(origin, (path) => vscode.workspace.asRelativePath(path, false), edited);
     editor.setDecorations(this.decoration, [{ range: new vscode.Range(end, end), renderOptions: { after: { contentText } } }]);
     this.shownIn = editor;
     void vscode.commands.executeCommand('setContext', CONTEXT_KEY, true);

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import type * as vscode from 'vscode';
-import { ACCEPTED_COMMAND, answerOrigin, inlineMiddleware, sourceLabel } from '../src/inlineCompletions';
+import { ACCEPTED_COMMAND, answerEdited, answerOrigin, inlineMiddleware, sourceLabel } from '../src/inlineCompletions';
 
 // Minimal stand-ins for the VS Code objects the middleware touches.
 const document = { languageId: 'python' } as unknown as vscode.TextDocument;
@@ -75,6 +75,9 @@ test('the origin is read from the accept command only for a workspace line', () 
   const command = (details: unknown) => ({ title: 'Accept', command: 'infill.accept', arguments: ['s1', details] }) as vscode.Command;
   assert.equal(answerOrigin(command({ version: 1, source: 'workspace', origin: 'a.py:3' })), 'a.py:3');
   assert.equal(answerOrigin(command({ version: 1, source: 'model' })), undefined);
+  assert.equal(answerOrigin(command({ version: 1, source: 'edited', origin: 'a.py:3' })), 'a.py:3');
+  assert.equal(answerEdited(command({ version: 1, source: 'edited', origin: 'a.py:3' })), true);
+  assert.equal(answerEdited(command({ version: 1, source: 'workspace', origin: 'a.py:3' })), false);
   assert.equal(answerOrigin(command({ version: 1, source: 'workspace' })), undefined); // place unknown: nothing to show
   assert.equal(answerOrigin(command({ version: 1 })), undefined); // an older server
   assert.equal(answerOrigin(undefined), undefined);
@@ -84,4 +87,5 @@ test('the hint names the file as the editor does and the 1-based line', () => {
   assert.equal(sourceLabel('utils.py:120'), 'from utils.py:120');
   assert.equal(sourceLabel('/home/me/proj/src/a.ts:7', (path) => path.replace('/home/me/proj/', '')), 'from src/a.ts:7');
   assert.equal(sourceLabel('C:\\proj\\a.py:2'), 'from C:\\proj\\a.py:2');
+  assert.equal(sourceLabel('utils.py:120', (path) => path, true), 'edited from utils.py:120');
 });

@@ -295,27 +295,31 @@ local answers = {} -- bufnr -> { origin, first_line } of the workspace line infi
 local shown = {} -- bufnr -> "row:col:label" of the hint drawn there now
 
 --- Where an inline item's text came from: "path:line" when it is a line of the workspace
---- (the accept command's second argument says so), else nil.
+--- (the accept command's second argument says so: source "workspace", or "edited" for a
+--- line the model edited, the second value true then), else nil.
 function M.item_origin(item)
   local command = type(item) == "table" and item.command or nil
   local details = type(command) == "table" and type(command.arguments) == "table" and command.arguments[2] or nil
-  if type(details) == "table" and details.source == "workspace" and type(details.origin) == "string" and details.origin ~= "" then
-    return details.origin
+  if type(details) == "table" and (details.source == "workspace" or details.source == "edited")
+    and type(details.origin) == "string" and details.origin ~= "" then
+    return details.origin, details.source == "edited"
   end
-  return nil
+  return nil, false
 end
 
---- The text shown after the ghost text, "from utils.py:120"; an absolute path (a file
---- outside the workspace folder) relative to the current directory or ~, as Neovim names files.
-function M.source_label(origin)
+--- The text shown after the ghost text, "from utils.py:120" ("edited from ..." for a line
+--- the model edited); an absolute path (a file outside the workspace folder) relative to
+--- the current directory or ~, as Neovim names files.
+function M.source_label(origin, edited)
+  local from = edited and "edited from " or "from "
   local path, line = origin:match("^(.*):(%d+)$")
   if not path then
-    return "from " .. origin
+    return from .. origin
   end
   if path:sub(1, 1) == "/" then
     path = vim.fn.fnamemodify(path, ":~:.")
   end
-  return "from " .. path .. ":" .. line
+  return from .. path .. ":" .. line
 end
 
 --- The hint a buffer shows now: { row = 0-based, col = the window column after the ghost
@@ -340,7 +344,7 @@ function M.source_hint(bufnr)
   local start, ghost = vim.fn.strdisplaywidth(line:sub(1, col)), vim.fn.strdisplaywidth(chunk[1])
   local width = vim.fn.strdisplaywidth(line)
   local after = details.virt_text_pos == "overlay" and math.max(width, start + ghost) or width + ghost
-  return { row = row, col = after + 2, label = M.source_label(answer.origin) }
+  return { row = row, col = after + 2, label = M.source_label(answer.origin, answer.edited) }
 end
 
 -- Each inline answer of the infill client, kept per buffer before Neovim shows it: its
@@ -358,9 +362,9 @@ local function remember_answers(client)
         local bufnr = ctx and ctx.bufnr
         if bufnr then
           local item = type(result) == "table" and (result.items or result)[1] or nil
-          local origin = M.item_origin(item)
+          local origin, edited = M.item_origin(item)
           local text = origin and (type(item.insertText) == "table" and item.insertText.value or item.insertText)
-          answers[bufnr] = type(text) == "string" and { origin = origin, first_line = vim.split(text, "\n", { plain = true })[1] } or nil
+          answers[bufnr] = type(text) == "string" and { origin = origin, edited = edited, first_line = vim.split(text, "\n", { plain = true })[1] } or nil
         end
         return show(err, result, ctx, ...)
       end

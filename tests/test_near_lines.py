@@ -1,0 +1,101 @@
+"""Retrieve-then-edit training examples (lab/training/near_lines.py) and their noising."""
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from engine.near_edit import EDIT_SLACK, edit_canvas_length
+from lab.training.data import DataConfig, Example, collate
+from lab.training.near_lines import KEEP_WEIGHT, near_line_example, nearest_line
+
+SOURCE = """import os
+
+
+def load(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def save(path, text):
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def remove(path):
+    os.remove(path)
+"""
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from engine.modeldir import TOKENIZER_FILE
+    from engine.tokenizer import Tokenizer
+    import engine
+
+    return Tokenizer.from_file(engine.DEFAULT_MODEL_DIR / TOKENIZER_FILE)
+
+
+def test_nearest_line_prefers_the_same_line_then_the_most_alike():
+    lines = SOURCE.split("\n")
+    first_with = lines.index("    with open(path) as handle:")
+    sim, j = nearest_line(lines, first_with)
+    assert lines[j] == '    with open(path, "w") as handle:' and 0.5 <= sim < 1.0
+    lines.append("    with open(path) as handle:")
+    assert nearest_line(lines, first_with) == (1.0, len(lines) - 1)
+    # Nothing alike enough: None.
+    assert nearest_line(["x = 1", "class Something(Base):"], 0) is None
+
+
+def test_edit_canvas_length_leaves_room_and_whole_blocks():
+    for n in range(1, 60):
+        length = edit_canvas_length(n, 16)
+        assert length % 16 == 0 and length - n >= EDIT_SLACK
+
+
+def test_example_starts_from_the_near_line_and_targets_the_true_one(tok):
+    cfg = DataConfig()
+    rng = random.Random(3)
+    seen = 0
+    for _ in range(40):
+        ex = near_line_example(SOURCE, tok, cfg, rng)
+        assert ex is not None and ex.noisy_canvas is not None
+        assert len(ex.noisy_canvas) == len(ex.canvas) == edit_canvas_length(len(ex.noisy_canvas) - ex.noisy_canvas.count(tok.mask_id), cfg.block_size)
+        target = tok.decode([t for t in ex.canvas if t != tok.eom_id])
+        start = tok.decode([t for t in ex.noisy_canvas if t != tok.mask_id])
+        assert target.endswith("\n") and start.endswith("\n")
+        # Same indentation (the cursor sits after it), the text of another line of the file.
+        assert target[: len(target) - len(target.lstrip())] == start[: len(start) - len(start.lstrip())]
+        assert start.strip() in [line.strip() for line in SOURCE.split("\n")]
+        # The prefix ends where the true line starts (cursor after the indentation, healed).
+        prefix = tok.decode(ex.prefix[1:])
+        assert SOURCE[: SOURCE.index(target)].endswith(prefix)
+        seen += start != target
+    assert seen  # some starts differ from the line they must become
+
+
+def test_collate_weights_keep_and_edit_positions(tok):
+    cfg = DataConfig()
+    canvas = tok.encode("    return a\n")
+    start = tok.encode("    return b\n")
+    n = edit_canvas_length(len(start), cfg.block_size)
+    ex = Example([tok.bos_id, *tok.encode("def f(a, b):\n")], canvas + [tok.eom_id] * (n - len(canvas)),
+                 [], noisy_canvas=start + [tok.mask_id] * (n - len(start)))
+    batch = collate([ex], tok, cfg, random.Random(0), copies=2)
+    o = batch.layout.context
+    ids, w, masked = batch.ids[0, o : o + n], batch.weights[0, o : o + n], batch.masked[0, o : o + n]
+    # Copy 0 is the start exactly as the engine sets it.
+    assert ids.tolist() == ex.noisy_canvas
+    assert batch.targets[0, o : o + n].tolist() == ex.canvas
+    differ = [i for i in range(n) if ex.noisy_canvas[i] != ex.canvas[i]]
+    agree = [i for i in range(n) if ex.noisy_canvas[i] == ex.canvas[i]]
+    assert differ and agree
+    assert all(float(w[i]) == 1.0 for i in differ)
+    assert all(float(w[i]) == KEEP_WEIGHT for i in agree)
+    assert masked.tolist() == [t == tok.mask_id for t in ex.noisy_canvas]
+    # Copy 1 masks part of the start as well; its unmasked tokens are still the start's.
+    o1 = o + batch.layout.canvas
+    ids1 = batch.ids[0, o1 : o1 + n].tolist()
+    assert all(t == tok.mask_id or t == s for t, s in zip(ids1, ex.noisy_canvas))
+    assert torch.equal(batch.segments[0, o1 : o1 + n], batch.segments[0, o : o + n] + 1)
