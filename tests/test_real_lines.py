@@ -83,3 +83,27 @@ def test_score_counts_first_lines_empties_and_errors(fake_package: str, tmp_path
     assert summary["exact_match"] == round(1 / 3, 4) and summary["exact_match_python"] == round(1 / 3, 4)
     assert summary["tokens_per_forward"] == 2.0
     assert summary["per_package"][fake_package] == {"n": 3, "exact": 1, "empty": 2}
+
+
+def test_split_counts_held_near_and_far_lines(fake_package: str, tmp_path: Path) -> None:
+    """--split: each blanked line is held (it stands elsewhere in the workspace), near (a
+    line at similarity >= 0.8) or far, and exact match is counted per kind."""
+    into = tmp_path / "work"
+    items, _ = real_lines.build_items([fake_package], 6, into, workspace=True)
+    kinds = real_lines.split_kinds(items, into)
+    assert set(kinds) == {item.id for item in items} and set(kinds.values()) <= {"held", "near", "far"}
+    by_reference = {item.reference: kinds[item.id] for item in items}
+    if "def read(path):" in by_reference:  # no other `def read(path):`; `def size(path):` is 0.8 alike
+        assert by_reference["def read(path):"] in ("near", "far")
+    answers = {item.id: {"middle": item.reference} for item in items[:2]}
+    split = real_lines.split_scores(items, answers, kinds)
+    assert sum(entry["n"] for entry in split.values()) == len(items)
+    assert sum(entry["exact"] for entry in split.values()) == 2
+    assert sum(entry["empty"] for entry in split.values()) == len(items) - 2
+
+
+def test_knobs_are_json_values() -> None:
+    assert real_lines.parse_knob("edit_drafts=true") == ("edit_drafts", True)
+    assert real_lines.parse_knob("edit_threshold=0.5") == ("edit_threshold", 0.5)
+    with pytest.raises(Exception):
+        real_lines.parse_knob("no-equals-sign")

@@ -176,13 +176,19 @@ class Line:
 
 
 def classify(names: list[str], n: int, tmp: Path) -> list[Line]:
+    return classify_items(items(names, n, tmp / "workspaces"), tmp / "cache")
+
+
+def classify_items(found: list[Item], cache_dir: Path) -> list[Line]:
+    """Each item as held, near or far by the closest other line its workspace copy's index
+    holds (the split of this module's docstring)."""
     from engine.workspace import WorkspaceIndex
 
     out = []
     pools: dict[str, Pool] = {}
-    for item in items(names, n, tmp / "workspaces"):
+    for item in found:
         if item.workspace not in pools:
-            index = WorkspaceIndex(item.workspace, cache_dir=tmp / "cache")
+            index = WorkspaceIndex(item.workspace, cache_dir=cache_dir)
             try:
                 index.refresh()
                 pool = Pool()

@@ -133,6 +133,26 @@ def score(items: list[Item], answers: dict[str, dict], baseline: dict[str, int])
             "per_package": {name: {k: v for k, v in asdict(s).items() if v is not None} for name, s in per.items()}}
 
 
+def split_kinds(found: list[Item], into: Path) -> dict[str, str]:
+    """Each item's kind: "held" (the same line stands elsewhere in its workspace), "near"
+    (another line at normalized Levenshtein similarity >= 0.8) or "far"."""
+    from lab.workspace.near_probe import classify_items
+
+    return {line.item.id: line.kind for line in classify_items(found, into / "split-cache")}
+
+
+def split_scores(found: list[Item], answers: dict[str, dict], kinds: dict[str, str]) -> dict:
+    """Exact match and empty answers per kind of line (`split_kinds`)."""
+    out: dict[str, dict] = {}
+    for item in found:
+        entry = out.setdefault(kinds.get(item.id, "far"), {"n": 0, "exact": 0, "empty": 0})
+        middle = answers.get(item.id, {}).get("middle") or ""
+        entry["n"] += 1
+        entry["exact"] += first_line(middle) == item.reference
+        entry["empty"] += not middle.strip()
+    return {kind: out[kind] for kind in ("held", "near", "far") if kind in out}
+
+
 def run_batch(command: list[str], items: list[Item], knobs: Optional[dict] = None) -> tuple[dict[str, dict], str]:
     """Every item through one `infill batch` process (`command`): (answers by id, its stderr)."""
     stdin = "".join(json.dumps(request(item, knobs)) + "\n" for item in items)
@@ -170,6 +190,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--model", default=None, help="model directory passed to infill batch")
     parser.add_argument("--knob", type=parse_knob, action="append", default=[], metavar="NAME=VALUE",
                         help="a sampler setting for every line (repeatable), e.g. --knob edit_drafts=true")
+    parser.add_argument("--split", action="store_true",
+                        help="with --workspace: exact match and empty answers on the held / near / far lines (lab/workspace/near_probe.py)")
     parser.add_argument("--dump", type=Path, default=None, help="write each item's reference and answer (JSONL)")
     parser.add_argument("--write-batch", type=Path, default=None, metavar="DIR",
                         help="only write the items as `infill batch` input, DIR/batch.jsonl (with --workspace, the blanked copies stay in DIR), and stop")
@@ -186,9 +208,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         items, baseline = build_items(names, args.n, into, args.workspace)
         print(f"-- answering {len(items)} lines with `{' '.join(command)}`", file=sys.stderr, flush=True)
         answers, stderr = run_batch(command, items, dict(args.knob))
+        kinds = split_kinds(items, into) if args.split and args.workspace else {}
     finally:
         shutil.rmtree(into, ignore_errors=True)
     summary = score(items, answers, baseline)
+    if kinds:
+        summary["split"] = split_scores(items, answers, kinds)
     if args.knob:
         summary["knobs"] = dict(args.knob)
     if summary["errors"]:
