@@ -55,15 +55,21 @@ def editing_settings(settings: "SamplerSettings") -> "SamplerSettings":
     return settings.replace(edit_threshold=min(settings.edit_threshold, EDIT_THRESHOLD), max_edit_passes=max(settings.max_edit_passes, EDIT_PASSES))
 
 
-def keeps(tok: "Tokenizer", canvas: Sequence[int], logits: "Optional[torch.Tensor]", floor: Optional[float] = None) -> bool:
-    """Whether the model stands by the edited canvas: the mean log-probability its last
-    pass's (N, V) `logits` give the canvas's tokens up to and including the end of middle."""
+def line_logp(tok: "Tokenizer", canvas: Sequence[int], logits: "Optional[torch.Tensor]") -> Optional[float]:
+    """The mean log-probability the last pass's (N, V) `logits` give the canvas's tokens up
+    to and including its end of middle; None when there is no pass or a hole is left."""
     if logits is None:
-        return False
+        return None
     ids = list(canvas)
     end = ids.index(tok.eom_id) + 1 if tok.eom_id in ids else len(ids)
     ids = ids[: min(end, logits.shape[0])]
     if not ids or tok.mask_id in ids:
-        return False
+        return None
     logp = torch.log_softmax(logits[: len(ids)].float(), dim=-1)[torch.arange(len(ids)), torch.tensor(ids)]
-    return float(logp.mean()) >= (KEEP_LOGP if floor is None else floor)
+    return float(logp.mean())
+
+
+def keeps(tok: "Tokenizer", canvas: Sequence[int], logits: "Optional[torch.Tensor]", floor: Optional[float] = None) -> bool:
+    """Whether the model stands by the edited canvas: `line_logp` at least KEEP_LOGP."""
+    logp = line_logp(tok, canvas, logits)
+    return logp is not None and logp >= (KEEP_LOGP if floor is None else floor)

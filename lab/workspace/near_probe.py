@@ -41,6 +41,13 @@ line fell / rose). Three starts:
   `Example.noisy_canvas` of docs/next-edit.md;
 - `masks`: the true line's token count, all masked (the model alone, given the length).
 
+- `edit` (`--edit-only` runs only this one): the engine's edit candidate as it runs
+  (engine/near_edit.py, `Prober.run_edit`): the indentation + the nearest line + its
+  newline, then masks to `edit_canvas_length` (the canvas lab/training/near_lines.py
+  trains on), one line, edits at each threshold, the forwards the engine allows it; its
+  row also keeps `logp`, the model's mean log-probability of the answer in its last pass
+  (what `near_edit.keeps` reads).
+
 It also reads the first pass over the `near` canvas where the near line has exactly as many
 tokens as the true line (substitutions only): at the positions that differ, how often the
 model's best token is the true one and its mean probability; at those that agree, how often
@@ -265,8 +272,34 @@ class Prober:
         return healing.user_middle(result.middle), result.edits, first
 
 
-def edit_probe(prober: Prober, line: Line, thresholds: list[float]) -> dict:
-    """The three starts (`near`, `oracle`, `masks`) at each threshold for one line."""
+    def run_edit(self, context, healing, around, start: list[int], threshold: float) -> tuple[str, int, Optional[float]]:
+        """(the answer from the user's cursor, edits applied, `near_edit.line_logp` of the
+        last pass) of the engine's edit candidate (engine/near_edit.py) over `start` (the
+        indentation + a line + its newline): masks to `edit_canvas_length`, one line, edits
+        at `threshold`, the forwards the engine allows it after its first pass."""
+        import torch
+
+        from engine import near_edit
+        from engine.sampler import CanvasState, Denoising, Modes
+
+        tok = self.tok
+        cfg = near_edit.editing_settings(self.engine.settings).replace(edit_threshold=threshold, constrained=self.constrained)
+        run = Denoising.begin(tok, cfg, around, time.perf_counter(), forwards=1, modes=Modes(end_at_line_end=True))
+        run.canvas = CanvasState(near_edit.edit_canvas_length(len(start), cfg.block_size), tok)
+        for position, token in enumerate(start):
+            run.canvas.commit(position, token)
+        last = None
+        with torch.inference_mode():
+            while run.forwards < near_edit.MAX_FORWARDS and (ids := run.canvas_ids()) is not None:
+                last = self.engine.model.canvas_logits(context, torch.tensor([ids], dtype=torch.long))[0].float()
+                run.advance(last)
+        logp = near_edit.line_logp(tok, run.canvas.ids, last)
+        middle = run.finish().result.middle
+        return healing.user_middle(middle[:-1] if middle.endswith("\n") else middle), run.edits, logp
+
+
+def edit_probe(prober: Prober, line: Line, thresholds: list[float], edit_only: bool = False) -> dict:
+    """The starts (`edit`, and unless `edit_only` `near`, `oracle`, `masks`) at each threshold for one line."""
     import torch
 
     tok = prober.tok
@@ -276,15 +309,22 @@ def edit_probe(prober: Prober, line: Line, thresholds: list[float]) -> dict:
     near_ids = tok.encode(lead + line.nearest)
     true_ids = tok.encode(lead + item.reference.strip())
     reference = item.reference.strip()
-    starts = {"near": near_ids}
-    if line.kind == "near":
+    starts = {} if edit_only else {"near": near_ids}
+    if line.kind == "near" and not edit_only:
         L = len(true_ids)
         starts["oracle"] = near_ids[:L] + [tok.mask_id] * max(0, L - len(near_ids))
         starts["masks"] = [tok.mask_id] * L
     row: dict = {"id": item.id, "kind": line.kind, "sim": round(line.sim, 4), "reference": reference, "nearest": line.nearest,
                  "near_tokens": len(near_ids), "true_tokens": len(true_ids), "runs": {}}
     start_sim = similarity(line.nearest, reference)
+    edit_start = tok.encode(lead + line.nearest + "\n")
     for threshold in thresholds:
+        answer, edits, logp = prober.run_edit(context, healing, around, edit_start, threshold)
+        got = first_line(answer)
+        sim_after = similarity(got, reference)
+        row["runs"][f"edit@{threshold}"] = {"answer": got, "edits": edits, "exact": got == reference, "changed": got != line.nearest,
+                                            "worse": sim_after < start_sim - 1e-9, "better": sim_after > start_sim + 1e-9, "sim": round(sim_after, 4),
+                                            "logp": None if logp is None else round(logp, 4)}
         for name, start in starts.items():
             answer, edits, first = prober.run(context, healing, around, start, threshold)
             got = first_line(answer)
@@ -449,6 +489,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--split-only", action="store_true", help="only classify the lines (no model)")
     parser.add_argument("--no-edit", action="store_true")
     parser.add_argument("--no-context", action="store_true")
+    parser.add_argument("--edit-only", action="store_true", help="of the edit probe, only the engine's edit candidate (`edit@T`: engine/near_edit.py)")
     parser.add_argument("--dump", type=Path, help="JSONL: one row per line probed")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object last")
     args = parser.parse_args(argv)
@@ -464,7 +505,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             probed = [line for line in lines if line.kind in ("held", "near")]
             for i, line in enumerate(probed):
                 if not args.no_edit:
-                    edits.append(edit_probe(prober, line, thresholds))
+                    edits.append(edit_probe(prober, line, thresholds, args.edit_only))
                 if not args.no_context:
                     contexts.append(context_probe(prober, line))
                 if (i + 1) % 25 == 0:
