@@ -99,3 +99,23 @@ def test_collate_weights_keep_and_edit_positions(tok):
     ids1 = batch.ids[0, o1 : o1 + n].tolist()
     assert all(t == tok.mask_id or t == s for t, s in zip(ids1, ex.noisy_canvas))
     assert torch.equal(batch.segments[0, o1 : o1 + n], batch.segments[0, o : o + n] + 1)
+
+
+def test_near_eval_reads_the_edit_task_off_one_pass(tmp_path, tok):
+    """lab/training/near_eval.py: examples from validation files only, every canvas position
+    counted once as a wrong start token, a right one kept, or a mask."""
+    import json
+
+    import engine
+    from lab.training import near_eval
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "valid.jsonl").write_text(json.dumps({"path": "a.py", "language": "python", "text": SOURCE}) + "\n")
+    exs = near_eval.examples(corpus, tok, 12, {"python"})
+    assert len(exs) == 12
+    report = near_eval.measure(engine.DEFAULT_MODEL_DIR, exs, tok)
+    starts = sum(sum(s != tok.mask_id for s in ex.noisy_canvas) for ex in exs)
+    assert report["differ"] + report["agree"] == starts
+    assert report["edit_lines"] + report["same_lines"] == 12
+    assert 0.0 <= report["differ_right"] <= 1.0 and 0.0 <= report["agree_kept"] <= 1.0

@@ -28,12 +28,12 @@ from .data import DataConfig
 from .train import evaluate, validation_batches
 
 
-def score(model_dirs: list[Path], corpus: Path, n_batches: int) -> list[dict]:
+def score(model_dirs: list[Path], corpus: Path, n_batches: int, languages: str = "") -> list[dict]:
     first = read_config(model_dirs[0])
     data = first.get("training", {}).get("data", {})
     data_cfg = DataConfig(prefix_tokens=data.get("prefix_tokens", DataConfig.prefix_tokens), suffix_tokens=data.get("suffix_tokens", DataConfig.suffix_tokens))
     tok = Tokenizer.from_file(model_dirs[0] / TOKENIZER_FILE)
-    batches = validation_batches(tok, data_cfg, corpus, n_batches=n_batches, batch_size=16)
+    batches = validation_batches(tok, data_cfg, corpus, n_batches=n_batches, batch_size=16, languages=languages)
     rows = []
     for model_dir in model_dirs:
         config = read_config(model_dir)
@@ -62,12 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("models", nargs="+", type=Path, help="model directories; the first is the reference")
     p.add_argument("--corpus", type=Path, default=Path("data/corpus"))
     p.add_argument("--batches", type=int, default=24, help="validation batches of 16 examples")
+    p.add_argument("--languages", default="", help="only validation files of these languages (comma-separated; default all)")
     p.add_argument("--dev", type=int, default=0, metavar="N", help="also infill the first N dev items with each model (exact match, edit similarity)")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
     if len(args.models) < 2:
         p.error("give at least two model directories")
-    rows = score(args.models, args.corpus, args.batches)
+    rows = score(args.models, args.corpus, args.batches, args.languages)
     if args.dev > 0:
         for row, dev in zip(rows, dev_scores(args.models, args.dev)):
             row["dev"] = dev

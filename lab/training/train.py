@@ -68,9 +68,13 @@ def compute_loss(model: InfillTransformer, batch: Batch, device: torch.device) -
     return out.loss, stats
 
 
-def validation_batches(tok: Tokenizer, cfg: DataConfig, corpus: Path, n_batches: int, batch_size: int) -> list[Batch]:
-    """A fixed validation set: same documents, cuts and noise every time (seeded)."""
+def validation_batches(tok: Tokenizer, cfg: DataConfig, corpus: Path, n_batches: int, batch_size: int, languages: str = "") -> list[Batch]:
+    """A fixed validation set: same documents, cuts and noise every time (seeded);
+    `languages` (comma-separated) keeps only those languages' files."""
     docs = read_split(corpus, "valid")
+    if languages:
+        wanted = {name.strip() for name in languages.split(",") if name.strip()}
+        docs = [d for d in docs if d.get("language", "python") in wanted]
     rng = random.Random(1234)
     torch_state = torch.random.get_rng_state()
     torch.manual_seed(1234)
