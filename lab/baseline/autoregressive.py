@@ -30,6 +30,14 @@ draft that equals the greedy predictions is kept, plus the model's next token, a
 rejected draft rows are dropped from the cache (the stream's `length` rolled back). The
 text is the greedy decode's, token for token; only the passes it takes differ. The
 suffix serves only as a source of guesses: the model still never reads it.
+
+With workspace drafts (the sweep's `autoregressive+workspace` mode, on real lines) the
+first pass verifies the candidate lines the workspace proposes for the cursor (up to the
+16 best-ranked, as the diffusion engine judges in its first pass, engine/drafts.py), merged
+where they start alike into one tree of rows (`DraftTree`, `prefill_tree`: each row attends
+to the prefix and its own draft's earlier rows): the longest path the greedy predictions
+follow is kept, its rows moved to the stream's next positions, the rest dropped. Later
+passes verify the copy rule's drafts as above. The text is still the greedy decode's.
 """
 from __future__ import annotations
 
@@ -41,6 +49,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.copying import COPY_NGRAMS, CopyIndex
+from engine.drafts import MAX_DRAFT_TOKENS, VERIFIED_DRAFTS
 from engine.model import EncodedContext, InfillTransformer
 from engine.tokenizer import Tokenizer
 
@@ -133,6 +142,130 @@ def prefill_stream(model: InfillTransformer, prefix_ids: list[int], room: int = 
             x = block.output_step(block, x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
     logits = model.logits(model.final_norm(x))[0]
     return DecodeStream(keys, values, T), (logits if n else logits[-1])
+
+
+@dataclass(frozen=True)
+class DraftTree:
+    """Several drafts for one pass merged where they start alike (a trie): one row per
+    node, a parent before its children. Node n holds `tokens[n]` at depth `depths[n]`
+    (0: the first token after the prefix) under node `parents[n]` (-1: the prefix)."""
+
+    tokens: tuple[int, ...]
+    parents: tuple[int, ...]
+    depths: tuple[int, ...]
+
+    @classmethod
+    def of(cls, drafts: Sequence[Sequence[int]]) -> "DraftTree":
+        tokens: list[int] = []
+        parents: list[int] = []
+        depths: list[int] = []
+        node_of: dict[tuple[int, int], int] = {}
+        for draft in drafts:
+            parent = -1
+            for depth, token in enumerate(draft):
+                node = node_of.get((parent, token))
+                if node is None:
+                    node = node_of[(parent, token)] = len(tokens)
+                    tokens.append(token)
+                    parents.append(parent)
+                    depths.append(depth)
+                parent = node
+        return cls(tuple(tokens), tuple(parents), tuple(depths))
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def children(self) -> dict[tuple[int, int], int]:
+        """(parent node, token) -> child node."""
+        return {(parent, token): node for node, (parent, token) in enumerate(zip(self.parents, self.tokens))}
+
+    def mask(self, prefix_len: int, device=None) -> torch.Tensor:
+        """The tree's rows' (N, P + N) attention mask over the prefix and the tree: a node
+        sees the whole prefix, its ancestors and itself."""
+        P, N = prefix_len, len(self.tokens)
+        mask = torch.zeros(N, P + N, dtype=torch.bool)
+        mask[:, :P] = True
+        tree = mask[:, P:]
+        for node, parent in enumerate(self.parents):
+            if parent >= 0:
+                tree[node] = tree[parent]
+            tree[node, node] = True
+        return mask.to(device) if device is not None else mask
+
+    def follow(self, predictions: Sequence[int]) -> list[int]:
+        """The longest path of nodes whose tokens the greedy predictions agree with:
+        predictions[0] is the prefix row's, predictions[1 + n] node n's."""
+        children = self.children()
+        path: list[int] = []
+        node = -1
+        while (child := children.get((node, predictions[0 if node < 0 else 1 + node]))) is not None:
+            path.append(child)
+            node = child
+        return path
+
+
+def line_drafts(tok: Tokenizer, drafts: Sequence, removed: str = "", max_drafts: int = VERIFIED_DRAFTS, max_tokens: int = 64) -> list[list[int]]:
+    """The workspace's candidate lines (engine/workspace/retrieve.py `Draft`, best-ranked
+    first) as token drafts for the left-to-right decode, as the diffusion engine encodes
+    the ones it judges (engine/drafts.py `candidates`: the text token healing cut from the
+    prefix, `removed`, then the draft's text; at most `max_drafts`, each shorter than
+    MAX_DRAFT_TOKENS), ended by the newline the decode stops after, where the engine's
+    end with its end of middle."""
+    newline = tok.encode("\n")
+    out = []
+    for draft in drafts[:max_drafts]:
+        ids = tok.encode(removed + draft.text.rstrip())
+        if 0 < len(ids) < min(MAX_DRAFT_TOKENS, max_tokens):
+            out.append(ids + newline)
+    return out
+
+
+@torch.no_grad()
+def prefill_tree(model: InfillTransformer, prefix_ids: list[int], tree: DraftTree, room: int = 64) -> tuple[DecodeStream, torch.Tensor]:
+    """`prefill_stream` with a tree of drafts after the prefix (tree attention): returns
+    the stream (prefix and every node, `length` P + N, for `keep_path` to compact) and
+    (1 + N, V) logits, row 0 predicting the first token after the prefix and row 1 + n
+    the token after node n."""
+    if not prefix_ids:
+        raise ValueError("autoregressive decoding needs at least one prefix token (e.g. BOS)")
+    device = model.embed.weight.device
+    P, N = len(prefix_ids), len(tree)
+    T = P + N
+    positions = torch.cat([torch.arange(P), P + torch.tensor(tree.depths, dtype=torch.long)]).to(device)
+    cos, sin = model._rope(positions.unsqueeze(0))
+    x = model.embed(torch.tensor([list(prefix_ids) + list(tree.tokens)], dtype=torch.long, device=device))
+    mask = tree.mask(P, device)
+    keys, values = [], []
+    for i, block in enumerate(model.blocks):
+        q, k, v = block.inputs_step(block, x, cos, sin)
+        H, Dh = k.shape[1], k.shape[3]
+        kb, vb = k.new_empty(1, H, T + max(1, room), Dh), v.new_empty(1, H, T + max(1, room), Dh)
+        kb[:, :, :T], vb[:, :, :T] = k, v
+        keys.append(kb)
+        values.append(vb)
+        # The tree's rows through the mask; the prefix's causally, on its own keys (the
+        # fused kernel: a masked pass over every row cost ~1.4x as much on this CPU).
+        tree_rows = F.scaled_dot_product_attention(q[:, :, P:], k, v, attn_mask=mask)
+        if i == len(model.blocks) - 1:  # only the prefix's last row and the tree's feed new tokens
+            last = F.scaled_dot_product_attention(q[:, :, P - 1 : P], k[:, :, :P], v[:, :, :P])
+            x = block.output_step(block, x[:, P - 1 :], torch.cat([last, tree_rows], dim=2))
+        else:
+            prefix_rows = F.scaled_dot_product_attention(q[:, :, :P], k[:, :, :P], v[:, :, :P], is_causal=True)
+            x = block.output_step(block, x, torch.cat([prefix_rows, tree_rows], dim=2))
+    logits = model.logits(model.final_norm(x))[0]
+    return DecodeStream(keys, values, T), logits
+
+
+def keep_path(stream: DecodeStream, prefix_len: int, path: Sequence[int]) -> None:
+    """After `prefill_tree`: the kept path's rows moved to positions P.. (their keys were
+    rotated for those positions: a node's position is P + its depth), the other nodes'
+    rows dropped."""
+    if path:
+        rows = torch.tensor([prefix_len + n for n in path], dtype=torch.long, device=stream.keys[0].device)
+        for layer in range(len(stream.keys)):
+            stream.keys[layer][:, :, prefix_len : prefix_len + len(path)] = stream.keys[layer][:, :, rows]
+            stream.values[layer][:, :, prefix_len : prefix_len + len(path)] = stream.values[layer][:, :, rows]
+    stream.length = prefix_len + len(path)
 
 
 def _causal_tail(start: int, rows: int, device) -> torch.Tensor:
@@ -267,15 +400,28 @@ class GreedyDecode:
         return state
 
     @classmethod
-    def prefill(cls, model: InfillTransformer, tok: Tokenizer, prefix_ids: list[int], suffix: str, max_tokens: int, lines: int = 1, drafts: Optional[CopyDrafts] = None) -> "GreedyDecode":
+    def prefill(cls, model: InfillTransformer, tok: Tokenizer, prefix_ids: list[int], suffix: str, max_tokens: int, lines: int = 1, drafts: Optional[CopyDrafts] = None, first_drafts: Sequence[Sequence[int]] = ()) -> "GreedyDecode":
         """A decode whose first token comes from the prefill pass itself (`prefill_stream`):
         n tokens in n forwards, as an autoregressive server counts them. With `drafts`
-        the prefill verifies the first draft too."""
+        the prefill verifies the first draft too; with `first_drafts` (token drafts, e.g.
+        the workspace's lines, `line_drafts`) it verifies all of them and that draft as
+        one tree (`prefill_tree`), keeping the longest path the greedy decode follows."""
         if max_tokens <= 0:
             state = cls.start(model, tok, model.encode_context(prefix_ids, []), suffix, max_tokens, lines)
             return state
         state = cls(tok, None, prefix_ids[-1], max_tokens, first_suffix_line(suffix), lines, forwards=0, drafts=drafts)  # type: ignore[arg-type]
         draft = state.draft()
+        sequences = [list(d)[: max_tokens - 1] for d in first_drafts if d and max_tokens > 1]
+        if sequences:
+            tree = DraftTree.of(sequences + ([draft] if draft else []))
+            state.stream, logits = prefill_tree(model, prefix_ids, tree, room=max_tokens + 1)
+            predictions = greedy_tokens(logits, tok)
+            path = tree.follow(predictions)
+            keep_path(state.stream, len(prefix_ids), path)
+            kept = [tree.tokens[n] for n in path]
+            state.take_verified(kept, [predictions[0]] + [predictions[1 + n] for n in path])
+            state.drafted += len(tree) - len(kept)  # every row fed, the kept ones counted by take_verified
+            return state
         state.stream, logits = prefill_stream(model, prefix_ids, room=max_tokens + 1, draft=draft)
         if draft:
             state.take_verified(draft, greedy_tokens(logits, tok))

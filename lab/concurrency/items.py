@@ -7,9 +7,9 @@ last one not blank), cut from the same verbatim text, so no new data is needed a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from lab.evaluation.items import BENCH_FILE, load_items as load_rows
 
@@ -24,7 +24,9 @@ class Item:
     prefix: str
     middle: str
     suffix: str
-    kind: str  # "single-line" | "multi-line"
+    kind: str  # "single-line" | "multi-line" | "real-line" (lab/concurrency/real_lines_speed.py)
+    filename: Optional[str] = None  # the file being edited (real lines: inside the workspace)
+    workspace: Any = field(default=None, compare=False, repr=False)  # its WorkspaceContext (engine/workspace/retrieve.py), or None
 
 
 def _multi_line(row: dict) -> Optional[Item]:

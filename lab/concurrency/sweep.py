@@ -65,9 +65,10 @@ class Record:
     latency_ms: float
 
 
-def run_level(eng, mode: str, items: list[Item], concurrency: int, requests: int, draft_tokens: int = DRAFT_TOKENS) -> tuple[list[Record], float]:
-    """C clients in a closed loop until `requests` have finished. Returns (records, wall s)."""
-    server = make_server(mode, eng, concurrency, draft_tokens)
+def run_level(eng, mode: str, items: list[Item], concurrency: int, requests: int, draft_tokens: int = DRAFT_TOKENS, **server_options: Any) -> tuple[list[Record], float]:
+    """C clients in a closed loop until `requests` have finished. Returns (records, wall s).
+    `server_options` go to make_server (e.g. workspace_drafts)."""
+    server = make_server(mode, eng, concurrency, draft_tokens, **server_options)
     sent: dict[int, float] = {}
     records: list[Record] = []
     next_key = 0

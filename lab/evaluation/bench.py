@@ -8,6 +8,10 @@ are ratios measured in one run.
 
 Items are single-line middles cut from held-out files (lab/bench_data/), never seen
 in training. Exact match compares middles with trailing whitespace stripped.
+
+With --syntax, --concurrency or --real-lines it runs the other benchmarks instead
+(lab/syntax_bench, lab/concurrency/sweep.py, lab/concurrency/real_lines_speed.py: right
+characters per second per user on real lines with their workspace, docs/speed-per-user.md).
 """
 from __future__ import annotations
 
@@ -148,7 +152,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--threads", type=int, default=None, help="with --concurrency: torch threads")
     p.add_argument("--dtype", default=None, help="with --concurrency: cast the weights (e.g. bfloat16)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --concurrency: a sampler setting for every request")
+    p.add_argument("--real-lines", choices=("tune", "aside"), default=None,
+                   help="with --concurrency (default 1,4): real lines of these packages with their workspace, right characters per second per user, diffusion vs left to right with the same drafts (lab/concurrency/real_lines_speed.py)")
+    p.add_argument("--n", type=int, default=None, help="with --real-lines: lines a package (default 25)")
     args = p.parse_args(argv)
+    if args.real_lines:
+        from lab.concurrency import real_lines_speed
+
+        forwarded = ["--set", args.real_lines, "--concurrency", args.concurrency or real_lines_speed.DEFAULT_LEVELS] + (["--json"] if args.json else [])
+        for flag, value in (("--n", args.n), ("--model", args.model), ("--out", args.out), ("--modes", args.modes), ("--device", args.device), ("--threads", args.threads), ("--dtype", args.dtype)):
+            if value is not None:
+                forwarded += [flag, str(value)]
+        for setting in args.set:
+            forwarded += ["--knob", setting]
+        return real_lines_speed.main(forwarded)
     if args.concurrency:
         from lab.concurrency import sweep
 
