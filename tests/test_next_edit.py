@@ -235,3 +235,113 @@ def test_edit_history_coalesces_typing_and_splits_distant_edits() -> None:
     assert history.entries("u") == [{"before": "count = 0", "after": "total = 0"}, {"before": "y = 2", "after": "y = 3"}]
     history.closed("u")
     assert history.entries("u") == []
+
+
+# ------------------------------------------------------------- real-edit rules
+def test_an_edit_that_breaks_parsing_code_is_dropped() -> None:
+    # `*, ` added to a definition is a keyword-only marker; at a call it is a syntax error.
+    v0 = "def f(a, b):\n    return a\n\n\nh = f(a, 2)\n"
+    v1 = v0.replace("def f(a, b)", "def f(*, a, b)")
+    result = next_edit(None, v1, (0, 8), [(v0, v1)], language="python", mode="replay")
+    assert [e.text for e in result.scored] == ["*, "] and result.scored[0].confidence >= 0.5
+    assert result.edits == [] and result.unparseable == 1
+    # Where the code is broken already (mid-edit), nothing tells the edit's error from it: not judged.
+    broken = v1 + "x = (\n"
+    kept = next_edit(None, broken, (0, 8), [(v0 + "x = (\n", broken)], language="python", mode="replay", lines_after=30)
+    assert [e.text for e in kept.edits] == ["*, "] and kept.unparseable == 0
+
+
+def test_parse_check_judges_the_window_when_the_document_is_broken_elsewhere() -> None:
+    from engine.next_edit import SuggestedEdit
+    from engine.next_edit.parse_check import Syntax, breaks_parse
+
+    text = "a = [1, 2]\nb = 3\n" + "\n" * 40 + "c = (\n"
+    window = (0, 20)
+    syntax = Syntax("python", text, window)
+    assert syntax.scope == "window"
+    good, bad = SuggestedEdit(5, 6, "7", 0.9, "x"), SuggestedEdit(9, 10, "", 0.8, "x")  # `]` deleted: the list never closes
+    assert syntax.keep([good, bad]) == ([good], 1)
+    assert breaks_parse("python", text, window, [bad]) and not breaks_parse("python", text, window, [good])
+    assert not breaks_parse("no-such-language", text, window, [bad])  # no grammar: not judged
+
+
+def test_whole_documents_and_changed_lines_give_the_same_proposals() -> None:
+    # A plain insertion: the character diff of the whole documents starts inside `return`
+    # (the inserted line begins with "re"), which once made it a substitution of `return`.
+    v0 = "def f(x):\n    return x\n\n\ndef g(y):\n    return y\n"
+    v1 = v0.replace("def f(x):\n", "def f(x):\n    result = x\n", 1)
+    whole = next_edit(None, v1, (1, 0), [(v0, v1)], language="python", mode="replay")
+    lines = next_edit(None, v1, (1, 0), [("", "    result = x")], language="python", mode="replay")
+    assert [e.to_dict() for e in whole.scored] == [e.to_dict() for e in lines.scored]
+    assert whole.edits == [] and {e.kind for e in whole.scored} == {"inserted_line"}  # below the cut: seen once
+    # A name the document had already: its whole text and its changed line agree it is no rename.
+    m0 = "from typing import Mapping\n\n\ndef f(d):\n    if isinstance(d, dict):\n        return dict(d)\n    return isinstance(d, dict)\n"
+    m1 = m0.replace("isinstance(d, dict):", "isinstance(d, Mapping):", 1)
+    whole = next_edit(None, m1, (4, 0), [(m0, m1)], language="python", mode="replay")
+    lines = next_edit(None, m1, (4, 0), [{"before": "    if isinstance(d, dict):", "after": "    if isinstance(d, Mapping):"}], language="python", mode="replay")
+    assert [e.to_dict() for e in whole.scored] == [e.to_dict() for e in lines.scored]
+    assert whole.edits == [] and {e.kind for e in whole.scored} == {"rename_existing"}
+
+
+def test_an_inserted_decorator_goes_above_the_sibling_functions() -> None:
+    v0 = "class A:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n\n    x = [\n        1,\n    ]\n"
+    v1 = v0.replace("    def a(self)", "    @cached\n    def a(self)")
+    out = next_edit(None, v1, (1, 4), [(v0, v1)], language="python", mode="replay").apply(v1)
+    assert out == v1.replace("    def b(self)", "    @cached\n    def b(self)")
+    # A plain inserted line (a new list item) is no pattern until a second entry repeats it.
+    l0 = "items = [\n    'a',\n    'b',\n    'c',\n]\n"
+    l1 = l0.replace("    'a',\n", "    'a',\n    'z',\n")
+    once = next_edit(None, l1, (2, 0), [(l0, l1)], language="python", mode="replay")
+    assert once.edits == [] and once.scored and all(e.confidence < 0.5 for e in once.scored)
+
+
+def test_annotation_rewrites_follow_with_the_captured_type() -> None:
+    v0 = "def f(a: Optional[int], b: Optional[dict[str, int]] = None) -> Optional[str]:\n    x: Optional[int] = None\n"
+    v1 = v0.replace("a: Optional[int]", "a: int | None", 1)
+    result = next_edit(None, v1, (0, 5), [(v0, v1)], language="python", mode="replay")
+    assert {e.kind for e in result.edits} == {"rewrite"}
+    assert result.apply(v1) == "def f(a: int | None, b: dict[str, int] | None = None) -> str | None:\n    x: int | None = None\n"
+
+
+def test_tokens_added_or_deleted_follow_where_the_same_tokens_surround_them() -> None:
+    v0 = "async function f() {\n  const a = fetch(x);\n  const b = fetch(y);\n  return fetch(z);\n}\n"
+    v1 = v0.replace("const a = fetch", "const a = await fetch")
+    out = next_edit(None, v1, (1, 0), [(v0, v1)], language="javascript", mode="replay").apply(v1)
+    assert out == v1.replace("const b = fetch", "const b = await fetch")  # not after `return`: another token
+    d0 = "async def f():\n    a = await load(x)\n    b = await load(y)\n    return await save(a, b)\n"
+    d1 = d0.replace("a = await load", "a = load")
+    out = next_edit(None, d1, (1, 0), [(d0, d1)], language="python", mode="replay").apply(d1)
+    assert out == d1.replace("b = await load", "b = load")
+
+
+def test_a_name_replaced_by_an_expression_follows_only_as_a_receiver_or_callee() -> None:
+    v0 = "x = utils.make(a)\ny = utils.make(b)\nz = utils\n"
+    v1 = v0.replace("x = utils.make", "x = self.helpers.make")
+    out = next_edit(None, v1, (0, 0), [(v0, v1)], language="python", mode="replay").apply(v1)
+    assert out == v1.replace("y = utils.make", "y = self.helpers.make")  # `z = utils` is no member use
+    b0 = "log(`${range}`)\nuse(range)\n"
+    b1 = b0.replace("${range}", "${this.raw}")
+    assert next_edit(None, b1, (0, 0), [(b0, b1)], language="javascript", mode="replay").edits == []
+
+
+def test_edits_in_docstrings_are_not_replayed_and_none_land_there() -> None:
+    # A docstring's inner lines hold no quote: only the grammar tells they are prose.
+    v0 = 'def f(data):\n    """\n    Load data from\n    the data store.\n    """\n    return data\n'
+    v1 = v0.replace("def f(data)", "def f(obj)")
+    out = next_edit(None, v1, (0, 6), [(v0, v1)], language="python", mode="replay").apply(v1)
+    assert out == v1.replace("return data", "return obj")  # the prose keeps its words
+    p0 = 'def g(x):\n    """\n    Keep the\n    words the same.\n    """\n    return x\n'
+    p1 = p0.replace("    Keep the\n", "    Keep these\n")
+    assert next_edit(None, p1, (2, 0), [(p0, p1)], language="python", mode="replay").scored == []
+
+
+def test_synthetic_tasks_judged_by_the_grammar_never_rename_prose() -> None:
+    from lab.evaluation.next_edit import grammar_text
+    from lab.training.edits import make_edit_task
+
+    text = 'def load(path):\n    """\n    path path path\n    """\n    data = read(path)\n    return data + data\n'
+    for seed in range(8):
+        task = make_edit_task(text, random.Random(seed), "rename", "python", grammar_text(text, "python"))
+        assert task is not None
+        inner = task.target.split("\n")[2]
+        assert inner == "    path path path"  # the docstring's words stay

@@ -5,13 +5,16 @@
     for edit in result.edits: edit.start, edit.end (offsets), edit.text, edit.confidence
 
 `history` is the user's recent edits, oldest first; each a (before, after) pair: two whole
-document snapshots or just the changed region (both reduce to the same changed lines).
-No edit is a valid and frequent answer.
+document snapshots or just the changed region. Both reduce to the same changed lines
+before any rule reads them, and what a rule needs beyond them comes from the current
+document, so both give the same proposals (engine.next_edit.replay). No edit is a valid
+and frequent answer.
 
 Mechanism (chosen by measurement, see docs/next-edit.md):
 
 * mode "auto" (default): proposals come from the history (engine.next_edit.replay: a
-  rename, an added argument or a substitution replayed on the window around the cursor);
+  rename, an added argument, a substitution or rewrite, an inserted line, an added or
+  deleted token, replayed on the window around the cursor);
   the model then scores each changed line: the line is a masked canvas between the text
   before it (with the edit history in front, the layout lab/training/edits.py trains)
   and the text after it, and the mean log-probability of the new line against the old
@@ -24,6 +27,10 @@ Mechanism (chosen by measurement, see docs/next-edit.md):
   is rewritten (the sampler's token-to-token edit rule, engine.sampler.rewrites). No
   history rules at all.
 * mode "replay": the history proposals with their priors, no model.
+
+In every mode, edits never break the code: an edit that turns a parseable document (or
+window) unparseable is dropped (engine.next_edit.parse_check, the language's tree-sitter
+grammar; `NextEditResult.unparseable` counts them).
 """
 from __future__ import annotations
 
@@ -35,7 +42,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import torch
 
-from engine.next_edit.replay import Pattern, Proposal, changed_region, patterns_from, replay
+from engine.next_edit.parse_check import Syntax
+from engine.next_edit.replay import DocumentView, Pattern, Proposal, changed_lines, patterns_from, regions_of, replay
 from engine.sampler import rewrites
 from engine.text import NEWLINE, UTF32, TextIndex
 from engine.tokenizer import replace_lone_surrogates
@@ -95,6 +103,7 @@ class NextEditResult:
     forwards: int = 0  # model passes (context encodings count one each)
     proposals: int = 0  # candidates before the confidence cut
     scored: list[SuggestedEdit] = field(default_factory=list)  # every candidate with its confidence
+    unparseable: int = 0  # edits dropped because they broke code that parsed (parse_check)
 
     def apply(self, document: str) -> str:
         return apply_edits(document, self.edits)
@@ -165,18 +174,6 @@ def normalize_history(history: Optional[HistoryLike]) -> list[HistoryEntry]:
             raise InfillError(f"history[{index}]: before and after must be text")
         entries.append(entry)
     return entries
-
-
-def changed_lines(before: str, after: str) -> tuple[str, str]:
-    """The whole lines that differ between two texts (the compact form of an edit)."""
-    b, a = before.split("\n"), after.split("\n")
-    i = 0
-    while i < min(len(b), len(a)) and b[i] == a[i]:
-        i += 1
-    j = 0
-    while j < min(len(b), len(a)) - i and b[len(b) - 1 - j] == a[len(a) - 1 - j]:
-        j += 1
-    return "\n".join(b[i : len(b) - j]), "\n".join(a[i : len(a) - j])
 
 
 def window_bounds(document: str, cursor: int, lines_before: int, lines_after: int) -> tuple[int, int]:
@@ -289,10 +286,15 @@ def _score_lines(eng: Any, document: str, proposals: list[Proposal], hist: list[
     return margins, forwards
 
 
-def _replay_edits(eng: Any, document: str, history: list[HistoryEntry], window: tuple[int, int], limits: NextEditLimits, cancel: Optional[threading.Event]) -> tuple[list[SuggestedEdit], int, int]:
-    regions = [r for r in (changed_region(e.before, e.after) for e in history[-limits.history_entries :] if limits.history_entries) if r is not None]
-    patterns: list[Pattern] = patterns_from(regions)
-    proposals = _merge([p for pattern in patterns for p in replay(pattern, document, window)])
+def _replay_edits(eng: Any, document: str, cursor: int, history: list[HistoryEntry], window: tuple[int, int], limits: NextEditLimits,
+                  cancel: Optional[threading.Event], syntax: Syntax) -> tuple[list[SuggestedEdit], int, int]:
+    used = len(history) if not limits.history_entries else min(len(history), limits.history_entries)
+    earlier = [r for e in history[: len(history) - used] for r in regions_of(e.before, e.after)]
+    regions = [r for e in history[len(history) - used :] for r in regions_of(e.before, e.after)] if limits.history_entries else []
+    doc = DocumentView(document, cursor, syntax.text_kind)
+    # Older entries give no pattern; they only tell which names a rename made (patterns_from).
+    patterns: list[Pattern] = patterns_from(regions, doc=doc, earlier=earlier)
+    proposals = _merge([p for pattern in patterns for p in replay(pattern, doc, window)])
     if not proposals:
         return [], 0, 0
     margins: dict[int, float] = {}
@@ -350,7 +352,9 @@ def next_edit(
     **limits: Any,
 ) -> NextEditResult:
     """Suggested edits near `cursor` (see the module docstring); raises InfillError on
-    bad input. `language` is accepted for symmetry with infill; no rule depends on it yet."""
+    bad input. `language` (a registry name or LSP id) picks the grammar that judges the
+    edits and tells strings and comments from code; without one it is detected from the
+    window, and an unknown one judges nothing."""
     started = time.perf_counter()
     if not isinstance(document, str):
         raise InfillError("document must be text (str)")
@@ -362,13 +366,14 @@ def next_edit(
     entries = [HistoryEntry(replace_lone_surrogates(e.before), replace_lone_surrogates(e.after))
                for e in normalize_history(history)]
     window = window_bounds(document, offset, settings.lines_before, settings.lines_after)
+    syntax = Syntax(language, document, window)  # parsed on first use only
     if settings.mode == "model":
         scored, forwards = _model_edits(eng, document, entries, window, settings)
         proposals = len(scored)
     else:
-        scored, forwards, proposals = _replay_edits(eng, document, entries, window, settings, cancel)
-    chosen = [e for e in scored if e.confidence >= settings.min_confidence]
+        scored, forwards, proposals = _replay_edits(eng, document, offset, entries, window, settings, cancel, syntax)
+    chosen, unparseable = syntax.keep([e for e in scored if e.confidence >= settings.min_confidence])
     # Nearest the cursor first: that is where the editor jumps.
     chosen.sort(key=lambda e: (abs(e.start - offset), e.start))
     chosen = sorted(chosen[: settings.max_edits], key=lambda e: e.start)
-    return NextEditResult(chosen, window, (time.perf_counter() - started) * 1000, forwards, proposals, scored)
+    return NextEditResult(chosen, window, (time.perf_counter() - started) * 1000, forwards, proposals, scored, unparseable)

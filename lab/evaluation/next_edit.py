@@ -8,7 +8,9 @@ Tasks (lab.training.edits.make_edit_task) are built from the corpus's validation
 (data/corpus/valid.jsonl) when it exists, else from the source files of the held-out
 benchmark (lab/bench_data/heldout_lines.jsonl); never from training files. Kinds that
 expect an edit: rename, added_argument, repeated; kinds that expect none:
-completed_rename, reference_change, no_history.
+completed_rename, reference_change, no_history. No task edits inside a string or comment,
+as the language's grammar tells them (`grammar_text`: a docstring's inner lines too, which
+the engine does not replay into). Real release diffs: lab/evaluation/real_edits.py.
 
 Figures: exact match of the resulting document (every expected edit made, nothing else:
 the expected edits all lie in the window, so this is the window's exact match); for the
@@ -23,10 +25,12 @@ import random
 import statistics
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from lab.evaluation.items import BENCH_FILE
 from engine.next_edit import next_edit
+from engine.next_edit.parse_check import Syntax
+from engine.next_edit.replay import _inside_string_or_comment
 from lab.progress import report_progress
 from lab.training.edits import EDIT_KINDS, NO_EDIT_KINDS, EditTask, make_edit_task, real_edit_tasks
 
@@ -50,6 +54,19 @@ def held_out_sources() -> list[tuple[str, str]]:
     return [v for v in seen.values() if v[0] in LANGUAGES]
 
 
+def grammar_text(text: str, language: str) -> Callable[[int], bool]:
+    """Which offsets of `text` lie in strings and comments, as the engine tells them (the
+    language's grammar: a docstring's inner lines too), so no synthetic task renames a word
+    of prose; the line-local guess where the grammar does not answer."""
+    syntax = Syntax(language, text, (0, len(text)))
+
+    def in_text(offset: int) -> bool:
+        found = syntax.in_text(offset)
+        return _inside_string_or_comment(text, offset) if found is None else found
+
+    return in_text
+
+
 def build_tasks(per_kind: int, seed: int = SEED) -> list[EditTask]:
     """Up to `per_kind` tasks of every kind in every language, deterministic."""
     rng = random.Random(seed)
@@ -64,7 +81,7 @@ def build_tasks(per_kind: int, seed: int = SEED) -> list[EditTask]:
             for index in order:
                 if made >= per_kind:
                     break
-                task = make_edit_task(texts[index], rng, kind, language)
+                task = make_edit_task(texts[index], rng, kind, language, grammar_text(texts[index], language))
                 if task is not None and (task.expects_edit == (kind in EDIT_KINDS)):
                     tasks.append(task)
                     made += 1

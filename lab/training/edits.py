@@ -35,7 +35,7 @@ import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
 from engine.next_edit import HistoryEntry, NextEditLimits, history_ids, line_starts, window_bounds
 from engine.next_edit.replay import _inside_string_or_comment
@@ -63,6 +63,8 @@ class EditTask:
     current: str  # the document now (after the history)
     target: str  # the document after the expected next edits (== current for no-edit kinds)
     cursor: int  # offset in `current`: where the user's last edit ended
+    source: str = ""  # real edits: the file's path inside its package
+    final: str = ""  # real edits: the file in the newer release (every later hunk applied)
 
     @property
     def expects_edit(self) -> bool:
@@ -112,11 +114,20 @@ def _fresh_name(old: str, text: str, rng: random.Random) -> str:
     return old + "_renamed"
 
 
-def _identifier_uses(text: str) -> dict[str, list[int]]:
+InText = Callable[[int], bool]  # whether an offset of the file lies in a string or a comment
+
+
+def _line_local(text: str) -> InText:
+    """The quick guess at strings and comments (engine.next_edit.replay): a quote or a
+    comment marker earlier on the line. Blind to a docstring's inner lines."""
+    return lambda offset: _inside_string_or_comment(text, offset)
+
+
+def _identifier_uses(text: str, in_text: InText) -> dict[str, list[int]]:
     uses: dict[str, list[int]] = {}
     for match in IDENT.finditer(text):
         name = match.group()
-        if name not in SKIP_NAMES and len(name) > 1 and not _inside_string_or_comment(text, match.start()):
+        if name not in SKIP_NAMES and len(name) > 1 and not in_text(match.start()):
             uses.setdefault(name, []).append(match.start())
     return uses
 
@@ -161,12 +172,12 @@ def _split_task(kind: str, language: str, text: str, spans: list[tuple[int, int,
     return EditTask(kind, language, history, current, _replace_at(current, todo), cursor)
 
 
-def _rename(text: str, language: str, rng: random.Random, complete: bool) -> Optional[EditTask]:
+def _rename(text: str, language: str, rng: random.Random, complete: bool, in_text: InText) -> Optional[EditTask]:
     """The history renames 1-2 occurrences of a nearby group; every other occurrence (in
     the window) is the target. `complete`: the others were renamed before the history
     began, so nothing is left to do."""
     starts = line_starts(text)
-    uses = _identifier_uses(text)
+    uses = _identifier_uses(text, in_text)
     names = sorted(n for n, offs in uses.items() if len(offs) >= 3)
     rng.shuffle(names)
     for name in names[:20]:
@@ -188,13 +199,13 @@ def _rename(text: str, language: str, rng: random.Random, complete: bool) -> Opt
     return None
 
 
-def _added_argument(text: str, language: str, rng: random.Random) -> Optional[EditTask]:
+def _added_argument(text: str, language: str, rng: random.Random, in_text: InText) -> Optional[EditTask]:
     starts = line_starts(text)
     calls: dict[str, list[int]] = {}
     definitions: dict[str, int] = {}
     for match in re.finditer(r"(?<![\w$])([A-Za-z_][A-Za-z0-9_]*)\(", text):
         name, close = match.group(1), _close_paren(text, match.end() - 1)
-        if name in SKIP_NAMES or close == -1 or _inside_string_or_comment(text, match.start()) or "\n" in text[match.end() : close]:
+        if name in SKIP_NAMES or close == -1 or in_text(match.start()) or "\n" in text[match.end() : close]:
             continue
         line_start = text.rfind("\n", 0, match.start()) + 1
         if re.search(r"(?:\bdef|\bfunction)\s+\Z", text[line_start : match.start()]):
@@ -237,12 +248,12 @@ def _argument_text(text: str, close_at: int, argument: str) -> str:
     return argument if empty else ", " + argument
 
 
-def _repeated(text: str, language: str, rng: random.Random) -> Optional[EditTask]:
+def _repeated(text: str, language: str, rng: random.Random, in_text: InText) -> Optional[EditTask]:
     starts = line_starts(text)
     table = list(REFACTORINGS.get(language, REFACTORINGS["python"]))
     rng.shuffle(table)
     for old, new in table:
-        offsets = [m.start() for m in re.finditer(re.escape(old), text) if not _inside_string_or_comment(text, m.start())]
+        offsets = [m.start() for m in re.finditer(re.escape(old), text) if not in_text(m.start())]
         lines_seen: set[int] = set()
         per_row = []
         for o in offsets:  # one change per row: "some rows" of a repeated pattern
@@ -262,8 +273,8 @@ def _repeated(text: str, language: str, rng: random.Random) -> Optional[EditTask
     return None
 
 
-def _reference_change(text: str, language: str, rng: random.Random) -> Optional[EditTask]:
-    uses = _identifier_uses(text)
+def _reference_change(text: str, language: str, rng: random.Random, in_text: InText) -> Optional[EditTask]:
+    uses = _identifier_uses(text, in_text)
     names = sorted(n for n, offs in uses.items() if len(offs) >= 2)
     if len(names) < 2:
         return None
@@ -278,20 +289,24 @@ def _no_history(text: str, language: str, rng: random.Random) -> Optional[EditTa
     return EditTask("no_history", language, [], text, text, rng.randrange(len(text) + 1)) if text.strip() else None
 
 
-def make_edit_task(text: str, rng: random.Random, kind: Optional[str] = None, language: str = "python") -> Optional[EditTask]:
+def make_edit_task(text: str, rng: random.Random, kind: Optional[str] = None, language: str = "python",
+                   in_text: Optional[InText] = None) -> Optional[EditTask]:
     """One synthetic task of `kind` (random when None) from a source file, or None when
-    the file offers no place for it."""
+    the file offers no place for it. `in_text` tells which offsets of `text` lie in strings
+    and comments, where no task edits (default: the line-local guess; the evaluation
+    passes the grammar's answer, the notion the engine replays by)."""
     kind = kind or rng.choice(EDIT_KINDS + NO_EDIT_KINDS)
+    in_text = in_text or _line_local(text)
     if kind == "rename":
-        return _rename(text, language, rng, complete=False)
+        return _rename(text, language, rng, complete=False, in_text=in_text)
     if kind == "completed_rename":
-        return _rename(text, language, rng, complete=True)
+        return _rename(text, language, rng, complete=True, in_text=in_text)
     if kind == "added_argument":
-        return _added_argument(text, language, rng)
+        return _added_argument(text, language, rng, in_text)
     if kind == "repeated":
-        return _repeated(text, language, rng)
+        return _repeated(text, language, rng, in_text)
     if kind == "reference_change":
-        return _reference_change(text, language, rng)
+        return _reference_change(text, language, rng, in_text)
     if kind == "no_history":
         return _no_history(text, language, rng)
     raise ValueError(f"unknown edit task kind {kind!r}; known: {', '.join(EDIT_KINDS + NO_EDIT_KINDS)}")
@@ -349,17 +364,22 @@ def example_from_task(task: EditTask, tok, cfg: DataConfig, rng: random.Random) 
 LANGUAGE_BY_SUFFIX = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript"}
 
 
-def real_edit_tasks(old_dir: Path, new_dir: Path, max_hunks_per_file: int = 8) -> Iterator[EditTask]:
+def real_edit_tasks(old_dir: Path, new_dir: Path, max_hunks_per_file: int = 8, no_edit: bool = False,
+                    globs: Sequence[str] = ("**/*",)) -> Iterator[EditTask]:
     """Real edit sequences from two released versions of the same sources.
 
-    For every file present in both trees and changed between them, the diff's hunks
-    (difflib, line level, no context) are replayed in order: the first k hunks are the
-    history (whole-document snapshots) and the next hunk, if it lies in the window
-    around the end of hunk k, is the target. Files over 200 kB, non-UTF-8 files and
-    files with more than `max_hunks_per_file` hunks (rewrites, not edits) are skipped.
+    For every file present in both trees (matching `globs`, relative to the tree) and
+    changed between them, the diff's hunks (difflib, line level, no context) are replayed
+    in order: the first k hunks are the history (whole-document snapshots), the cursor
+    where hunk k ends, and the next hunk, if it lies in the window around the cursor, is
+    the target (kind "real"). With `no_edit`, the tasks where no edit is due are yielded
+    too (kind "real_no_edit"): the next hunk lies outside the window, or hunk k was the
+    file's last. Files over 200 kB, non-UTF-8 files and files with more than
+    `max_hunks_per_file` hunks (rewrites, not edits) are skipped.
     """
     old_dir, new_dir = Path(old_dir), Path(new_dir)
-    for old_path in sorted(old_dir.rglob("*")):
+    paths = sorted({p for pattern in globs for p in old_dir.glob(pattern)})
+    for old_path in paths:
         language = LANGUAGE_BY_SUFFIX.get(old_path.suffix)
         rel = old_path.relative_to(old_dir)
         new_path = new_dir / rel
@@ -371,20 +391,36 @@ def real_edit_tasks(old_dir: Path, new_dir: Path, max_hunks_per_file: int = 8) -
             continue
         if old == new or max(len(old), len(new)) > 200_000:
             continue
-        yield from _tasks_from_pair(old, new, language, max_hunks_per_file)
+        for task in _tasks_from_pair(old, new, language, max_hunks_per_file, no_edit):
+            task.source = rel.as_posix()
+            yield task
 
 
-def _tasks_from_pair(old: str, new: str, language: str, max_hunks: int) -> Iterator[EditTask]:
+def _tasks_from_pair(old: str, new: str, language: str, max_hunks: int, no_edit: bool = False) -> Iterator[EditTask]:
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
     hunks = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if not 2 <= len(hunks) <= max_hunks:
+    # One hunk gives a task only as "nothing left to do" after it.
+    if not (1 if no_edit else 2) <= len(hunks) <= max_hunks:
         return
     offsets = [0]
     for line in a:
         offsets.append(offsets[-1] + len(line))
     spans = [(offsets[i1], offsets[i2], "".join(b[j1:j2])) for _, i1, i2, j1, j2 in hunks]
-    for k in range(1, len(spans)):
-        history, current, cursor = _steps(old, spans[:k])
-        target_span = _in_window(current, cursor, _shifted([spans[k]], spans[:k]))
+    # Every snapshot once: task k's history is the first k entries of one shared list (a
+    # file of many hunks would otherwise hold k copies of itself per task).
+    history, _, _ = _steps(old, spans)
+    shift = 0  # how far hunk k's offsets moved by the hunks applied before it
+    for k in range(1, len(spans) + 1):
+        start, end, text = spans[k - 1]
+        cursor = start + shift + len(text)
+        shift += len(text) - (end - start)
+        current = history[k - 1].after
+        if k < len(spans):
+            s, e, t = spans[k]
+            target_span = _in_window(current, cursor, [(s + shift, e + shift, t)])
+        else:
+            target_span = []
         if target_span:
-            yield EditTask("real", language, history, current, _replace_at(current, target_span), cursor)
+            yield EditTask("real", language, history[:k], current, _replace_at(current, target_span), cursor, final=new)
+        elif no_edit:
+            yield EditTask("real_no_edit", language, history[:k], current, current, cursor, final=new)
