@@ -164,6 +164,31 @@ def _start_noise(start: torch.Tensor, canvas: torch.Tensor, copy: int, mask_id: 
     return noisy, w, mask
 
 
+def _canvas_copies(ex: Example, canvas: torch.Tensor, t: float, copies: int, cfg: DataConfig, tok: Tokenizer, rng: random.Random):
+    """(input, loss weights, masked) of each noised copy of an example's canvas: from its
+    `noisy_canvas` when it has one (`_start_noise`), else masked at rate t (complementary
+    copies, `_noise_masks`) with random tokens swapped in for a share of the rest in half
+    the copies (so token-to-token edits are learned)."""
+    N = len(canvas)
+    if ex.noisy_canvas is not None:
+        start = torch.tensor(ex.noisy_canvas, dtype=torch.long)
+        for c in range(copies):
+            yield _start_noise(start, canvas, c, tok.mask_id, rng)
+        return
+    n_special = 16  # ids below this are special tokens: never used as random corruption
+    for mask, rate in _noise_masks(N, t, copies, rng):
+        noisy = canvas.clone()
+        noisy[mask] = tok.mask_id
+        corrupt = torch.zeros(N, dtype=torch.bool)
+        if rng.random() < 0.5 and cfg.edit_corruption > 0:
+            corrupt = (~mask) & (torch.rand(N) < cfg.edit_corruption)
+            noisy[corrupt] = torch.randint(n_special, tok.vocab_size, (int(corrupt.sum()),))
+        w = torch.full((N,), cfg.clean_weight)
+        w[corrupt] = 1.0
+        w[mask] = 1.0 / rate
+        yield noisy, w, mask
+
+
 def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: random.Random, t_values: list[float] | None = None, copies: int = 1) -> Batch:
     """Lay examples out as aligned blocks [suffix | prefix | canvas copies] and noise
     their canvases.
@@ -189,8 +214,6 @@ def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: rando
     weights = torch.zeros((Bn, T))
     masked = torch.zeros((Bn, T), dtype=torch.bool)
     lengths = torch.zeros(Bn, dtype=torch.long)
-    vocab = tok.vocab_size
-    n_special = 16  # ids below this are special tokens: never used as random corruption
     tokens = 0
     for row, (ex, t) in enumerate(zip(examples, t_values)):
         S, P, N = len(ex.suffix), len(ex.prefix), len(ex.canvas)
@@ -205,29 +228,8 @@ def collate(examples: list[Example], tok: Tokenizer, cfg: DataConfig, rng: rando
         if P > 1:
             targets[row, o : o + P - 1] = torch.tensor(ex.prefix[1:], dtype=torch.long)
         canvas = torch.tensor(ex.canvas, dtype=torch.long)
-        if ex.noisy_canvas is not None:
-            for c in range(copies):
-                o = layout.context + c * layout.canvas
-                noisy, w, mask = _start_noise(torch.tensor(ex.noisy_canvas, dtype=torch.long), canvas, c, tok.mask_id, rng)
-                ids[row, o : o + N] = noisy
-                positions[row, o : o + N] = torch.arange(P, P + N)
-                segments[row, o : o + N] = SEG_CANVAS + c
-                targets[row, o : o + N] = canvas
-                weights[row, o : o + N] = w
-                masked[row, o : o + N] = mask
-            lengths[row] = copies * N
-            continue
-        for c, (mask, rate) in enumerate(_noise_masks(N, t, copies, rng)):
+        for c, (noisy, w, mask) in enumerate(_canvas_copies(ex, canvas, t, copies, cfg, tok, rng)):
             o = layout.context + c * layout.canvas
-            noisy = canvas.clone()
-            noisy[mask] = tok.mask_id
-            corrupt = torch.zeros(N, dtype=torch.bool)
-            if rng.random() < 0.5 and cfg.edit_corruption > 0:
-                corrupt = (~mask) & (torch.rand(N) < cfg.edit_corruption)
-                noisy[corrupt] = torch.randint(n_special, vocab, (int(corrupt.sum()),))
-            w = torch.full((N,), cfg.clean_weight)
-            w[corrupt] = 1.0
-            w[mask] = 1.0 / rate
             ids[row, o : o + N] = noisy
             positions[row, o : o + N] = torch.arange(P, P + N)
             segments[row, o : o + N] = SEG_CANVAS + c

@@ -46,18 +46,19 @@ KEEP_WEIGHT = 0.5  # loss weight on canvas positions whose start token is alread
 MAX_TRIES = 8  # target lines tried per file before falling back
 
 
-def _distance(a: str, b: str, bound: int) -> int:
-    """Levenshtein distance, or bound + 1 once it must exceed `bound`."""
+def distance(a: str, b: str, bound: Optional[int] = None) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions, each 1). With `bound`,
+    any distance over it may be returned as bound + 1 (a row whose minimum passes it stops)."""
     if len(a) < len(b):
         a, b = b, a
-    if len(a) - len(b) > bound:
+    if bound is not None and len(a) - len(b) > bound:
         return bound + 1
     previous = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         current = [i]
         for j, cb in enumerate(b, 1):
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        if min(current) > bound:
+        if bound is not None and min(current) > bound:
             return bound + 1
         previous = current
     return previous[-1]
@@ -86,7 +87,7 @@ def nearest_line(lines: list[str], index: int, window: int = WINDOW, floor: floa
         theirs = Counter(other)
         if max(sum((mine - theirs).values()), sum((theirs - mine).values())) > bound:
             continue
-        d = _distance(target, other, bound)
+        d = distance(target, other, bound)
         if d > bound:
             continue
         sim = 1.0 - d / longest

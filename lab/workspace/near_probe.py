@@ -83,6 +83,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from lab.training.near_lines import distance
 from lab.workspace.lines import ASIDE, TUNE, Item, items
 
 SETS = {"tune": TUNE, "aside": ASIDE}
@@ -91,24 +92,6 @@ MARKER = {"python": "#", "javascript": "//"}
 
 
 # ---------------------------------------------------------------- similarity
-def distance(a: str, b: str, bound: Optional[int] = None) -> int:
-    """Levenshtein distance (insertions, deletions, substitutions, each 1). With `bound`,
-    any distance over it may be returned as bound + 1 (a row whose minimum passes it stops)."""
-    if len(a) < len(b):
-        a, b = b, a
-    if bound is not None and len(a) - len(b) > bound:
-        return bound + 1
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        if bound is not None and min(current) > bound:
-            return bound + 1
-        previous = current
-    return previous[-1]
-
-
 def similarity(a: str, b: str) -> float:
     """Normalized Levenshtein similarity: 1 - distance / the longer length (1.0 for two empty strings)."""
     longest = max(len(a), len(b))
