@@ -347,6 +347,26 @@ class _FirstPass(NamedTuple):
         return sum(self.parts)
 
 
+def _packed_results(logits: torch.Tensor, firsts: Sequence["_FirstPass"], layers: Sequence[list["LayerKV"]], rotated: Sequence[list[torch.Tensor]],
+                    lengths: Sequence[int]) -> tuple[list[tuple["EncodedContext", torch.Tensor]], list[torch.Tensor]]:
+    """A packed pass's (canvas rows, V) `logits` handed back per request: each new
+    context's cache (its layers' keys and values, its suffix keys rotated for the next
+    pass of the same canvas size) with its canvases' logits, then each cached context's
+    canvas logits, in the order the rows were packed."""
+    encoded, at = [], 0
+    for first, kv, suffix_keys in zip(firsts, layers, rotated):
+        B, rows = first.canvases, first.parts[2]
+        cache = EncodedContext(list(first.prefix_ids), list(first.suffix_ids), kv)
+        cache._rotated_for, cache._rotated = len(first.prefix_ids) + rows // B, suffix_keys  # the next pass of this canvas size reuses them
+        encoded.append((cache, logits[at : at + rows].view(B, rows // B, -1)))
+        at += rows
+    others = []
+    for n in lengths:
+        others.append(logits[at : at + n])
+        at += n
+    return encoded, others
+
+
 class InfillTransformer(nn.Module):
     several_canvases = True  # canvas_logits reads (B, N) canvases over one context (engine/lookahead.py)
 
@@ -590,19 +610,7 @@ class InfillTransformer(nn.Module):
             if last and n_new:
                 x = torch.cat(kept_rows, dim=1) if len(kept_rows) > 1 else kept_rows[0]
             x = block.output_step(block, x, torch.cat(outs, dim=2) if len(outs) > 1 else outs[0])
-        logits = self.logits(self.final_norm(x))[0]  # (canvas rows, V)
-        encoded, at = [], 0
-        for first, kv, suffix_keys in zip(firsts, layers, rotated):
-            B, rows = first.canvases, first.parts[2]
-            cache = EncodedContext(list(first.prefix_ids), list(first.suffix_ids), kv)
-            cache._rotated_for, cache._rotated = len(first.prefix_ids) + rows // B, suffix_keys  # the next pass of this canvas size reuses them
-            encoded.append((cache, logits[at : at + rows].view(B, rows // B, -1)))
-            at += rows
-        others = []
-        for n in lengths:
-            others.append(logits[at : at + n])
-            at += n
-        return encoded, others
+        return _packed_results(self.logits(self.final_norm(x))[0], firsts, layers, rotated, lengths)
 
     def _first_pass(self, prefix_ids: list[int], suffix_ids: list[int], canvas_ids: torch.Tensor, reuse: Optional[EncodedContext] = None) -> _FirstPass:
         """A new context's rows [prefix tail | fresh suffix | canvases] with their positions
