@@ -3,6 +3,10 @@
 The run-time half of lab/training/near_lines.py: the canvas is the near line's tokens
 (after the indentation), a newline, then masks up to `edit_canvas_length`, and the
 model's token-to-token edits turn it into the line the place needs.
+
+The numbers below were chosen, not fitted: with today's embedded model no edited line came
+out right on the tuning packages' real lines, so there was nothing to fit them on, and
+`edit_drafts` is off by default (docs/measurements/2026-12-07-near-edit-training.md).
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ def edit_canvas_length(start_tokens: int, block_size: int) -> int:
     blocks with at least EDIT_SLACK masks after it. Training and the engine share it, so
     the model sees at run time the canvases it learned on."""
     return block_size * math.ceil((start_tokens + EDIT_SLACK) / block_size)
+
 
 # When the first pass keeps no workspace draft, the likeliest judged one starts the canvas
 # if the accept rule (engine/drafts.py `probability`) rates it at least EDIT_FLOOR.
