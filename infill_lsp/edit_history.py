@@ -29,7 +29,7 @@ class _DocumentEdits:
     current: str = ""
 
 
-def _changed_line_range(before: str, after: str) -> tuple[int, int, int]:
+def changed_line_range(before: str, after: str) -> tuple[int, int, int]:
     """(first changed line, last changed line in before, last changed line in after)."""
     b, a = before.split("\n"), after.split("\n")
     i = 0
@@ -42,7 +42,7 @@ def _changed_line_range(before: str, after: str) -> tuple[int, int, int]:
 
 
 def _compact(before: str, after: str) -> tuple[str, str] | None:
-    first, last_before, last_after = _changed_line_range(before, after)
+    first, last_before, last_after = changed_line_range(before, after)
     b, a = before.split("\n"), after.split("\n")
     old, new = "\n".join(b[first : last_before + 1]), "\n".join(a[first : last_after + 1])
     if old == new or len(old) > MAX_ENTRY_CHARS or len(new) > MAX_ENTRY_CHARS:
@@ -65,7 +65,7 @@ class EditHistory:
         if before == after:
             return
         doc = self._documents.setdefault(uri, _DocumentEdits())
-        first, last_before, last_after = _changed_line_range(before, after)
+        first, last_before, last_after = changed_line_range(before, after)
         burst = doc.burst
         if burst is not None and first <= burst.last_line + 1 and last_before >= burst.first_line - 1:
             shift = last_after - last_before  # lines added or removed by this change

@@ -49,6 +49,7 @@ from engine.next_edit import HistoryEntry, next_edit
 from engine.next_edit.suggest import changed_lines
 from engine.next_edit.parse_check import breaks_parse
 from engine.next_edit.replay import changed_region
+from infill_lsp.edit_history import changed_line_range
 from lab.progress import report_progress
 from lab.training.edits import EditTask, real_edit_tasks
 from lab.workspace.lines import ASIDE, PACKAGES, TUNE
@@ -163,14 +164,11 @@ class LineChange:
 
 
 def line_change(before: str, after: str) -> LineChange:
+    """The lines an edit replaced and the lines it put there (the language server's own
+    reduction of an edit to its changed lines, infill_lsp/edit_history.py)."""
+    first, last_before, last_after = changed_line_range(before, after)
     b, a = before.split("\n"), after.split("\n")
-    i = 0
-    while i < min(len(b), len(a)) and b[i] == a[i]:
-        i += 1
-    j = 0
-    while j < min(len(b), len(a)) - i and b[-1 - j] == a[-1 - j]:
-        j += 1
-    return LineChange(tuple(b[i : len(b) - j]), tuple(a[i : len(a) - j]))
+    return LineChange(tuple(b[first : last_before + 1]), tuple(a[first : last_after + 1]))
 
 
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
