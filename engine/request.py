@@ -266,7 +266,7 @@ class InfillRun:
         a comparison."""
         later = self.attempt < len(self.schedule)
         need = self.run.forwards + 1
-        if self.editing is not None and self.attempt == 1 and need > near_edit.MAX_FORWARDS:
+        if self.editing is not None and self.attempt == 1 and stopping.edit_spent(self.run, near_edit.MAX_FORWARDS):
             self._judge(self.run.finish())  # the edit had its passes: judged as it stands (`near_edit.keeps`)
             return False
         capped = stopping.last_resort_spent(self.run, self.began_at)

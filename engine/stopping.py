@@ -136,6 +136,12 @@ def last_resort_spent(run: Running, began_at: int) -> bool:
     return run.modes.end_when_valid and run.forwards - began_at >= LAST_RESORT_PASSES
 
 
+def edit_spent(run: Running, max_forwards: int) -> bool:
+    """An edit candidate (engine/near_edit.py) would pass `max_forwards` with one more
+    forward, its verification pass included: it is judged as it stands instead."""
+    return run.forwards + 1 > max_forwards
+
+
 def bounded(result: InfillResult, tokens: int, constrained: bool) -> None:
     """The work bound answered the request: "bounded" with its best text, "rejected" when
     a constrained request had nothing acceptable."""
