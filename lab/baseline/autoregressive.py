@@ -131,9 +131,7 @@ def prefill_stream(model: InfillTransformer, prefix_ids: list[int], room: int = 
     keys, values = [], []
     for i, block in enumerate(model.blocks):
         q, k, v = block.inputs_step(block, x, cos, sin)
-        H, Dh = k.shape[1], k.shape[3]
-        kb, vb = k.new_empty(1, H, T + max(1, room), Dh), v.new_empty(1, H, T + max(1, room), Dh)
-        kb[:, :, :T], vb[:, :, :T] = k, v
+        kb, vb = _with_room(k, v, T, room)
         keys.append(kb)
         values.append(vb)
         if i == len(model.blocks) - 1:  # only the last 1+n rows' outputs feed new tokens
@@ -238,9 +236,7 @@ def prefill_tree(model: InfillTransformer, prefix_ids: list[int], tree: DraftTre
     keys, values = [], []
     for i, block in enumerate(model.blocks):
         q, k, v = block.inputs_step(block, x, cos, sin)
-        H, Dh = k.shape[1], k.shape[3]
-        kb, vb = k.new_empty(1, H, T + max(1, room), Dh), v.new_empty(1, H, T + max(1, room), Dh)
-        kb[:, :, :T], vb[:, :, :T] = k, v
+        kb, vb = _with_room(k, v, T, room)
         keys.append(kb)
         values.append(vb)
         # The tree's rows through the mask; the prefix's causally, on its own keys (the
@@ -266,6 +262,15 @@ def keep_path(stream: DecodeStream, prefix_len: int, path: Sequence[int]) -> Non
             stream.keys[layer][:, :, prefix_len : prefix_len + len(path)] = stream.keys[layer][:, :, rows]
             stream.values[layer][:, :, prefix_len : prefix_len + len(path)] = stream.values[layer][:, :, rows]
     stream.length = prefix_len + len(path)
+
+
+def _with_room(k: torch.Tensor, v: torch.Tensor, filled: int, room: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A layer's (1, H, filled, Dh) keys and values copied into buffers with `room` more
+    positions (at least one) for the tokens decoded next."""
+    H, Dh = k.shape[1], k.shape[3]
+    kb, vb = k.new_empty(1, H, filled + max(1, room), Dh), v.new_empty(1, H, filled + max(1, room), Dh)
+    kb[:, :, :filled], vb[:, :, :filled] = k, v
+    return kb, vb
 
 
 def _causal_tail(start: int, rows: int, device) -> torch.Tensor:
