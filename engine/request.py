@@ -55,7 +55,6 @@ class Opening:
     ids: Sequence[int]
     confidences: Sequence[float]
     width: int = 0
-    draft: int = 0  # which judged draft
 
 @dataclass(frozen=True)
 class Request:
@@ -344,7 +343,7 @@ class InfillRun:
         self.schedule.insert(1, self.schedule[0])
         ids = check.candidates.tokens[check.kept]
         probs = torch.softmax(logits.float(), dim=-1)[torch.arange(len(ids)), torch.tensor(ids)]
-        return Opening(ids[:-1], probs.tolist(), draft=check.kept)
+        return Opening(ids[:-1], probs.tolist())
 
     def _edit_start(self, check: Verification) -> Optional[Opening]:
         """The likeliest judged draft as the start of a canvas the model edits, when the
@@ -366,7 +365,7 @@ class InfillRun:
         self.schedule.insert(1, self.schedule[0])
         self.run.settings = near_edit.editing_settings(settings)
         self.run.modes = replace(self.run.modes, end_at_line_end=True)  # one line is edited: it ends at its line's end
-        return Opening(ids, [check.probabilities[best]] * len(ids), width, best)
+        return Opening(ids, [check.probabilities[best]] * len(ids), width)
 
     def _draft_fallback(self) -> Optional[tuple[str, str]]:
         """When nothing else is shown: the likeliest draft the first pass judged that the
