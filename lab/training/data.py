@@ -142,6 +142,7 @@ def _noise_masks(N: int, t: float, copies: int, rng: random.Random) -> list[tupl
     return out
 
 
+KEEP_WEIGHT = 0.5  # loss weight on a canvas start's tokens that are already right (lab/training/near_lines.py)
 START_MASK_RATES = ((0.0, 0.0), (0.1, 0.5))  # per canvas copy: share of the start's tokens masked too (uniform in the range)
 
 
@@ -152,8 +153,6 @@ def _start_noise(start: torch.Tensor, canvas: torch.Tensor, copy: int, mask_id: 
     as well, so the model also meets starts it has half denoised. Weights: 1 where the
     input is a mask or a wrong token (the edit to learn), KEEP_WEIGHT where the start's
     token is already right (keeping it is learned too)."""
-    from lab.training.near_lines import KEEP_WEIGHT
-
     low, high = START_MASK_RATES[min(copy, len(START_MASK_RATES) - 1)]
     rate = low + (high - low) * rng.random()
     noisy = start.clone()

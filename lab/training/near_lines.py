@@ -35,14 +35,13 @@ import random
 from collections import Counter
 from typing import Optional
 
-from lab.training.data import DataConfig, Example
+from lab.training.data import KEEP_WEIGHT, DataConfig, Example  # noqa: F401  (KEEP_WEIGHT: the weight this recipe's starts get)
 from engine.near_edit import edit_canvas_length
 from engine.tokenizer import Tokenizer
 
 WINDOW = 150  # lines either side searched for the near line (retrieval favours near-cursor lines too)
 MIN_SIMILARITY = 0.5  # a start less alike than this is no edit: the example falls back to plain infilling
 MIN_CHARS, MAX_CHARS = 6, 160  # stripped target lengths used
-KEEP_WEIGHT = 0.5  # loss weight on canvas positions whose start token is already right
 MAX_TRIES = 8  # target lines tried per file before falling back
 
 
