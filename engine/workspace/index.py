@@ -30,17 +30,18 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from engine.types import InfillError
 
 from .files import FolderScan, Limits, Selection, read_source, rules_fingerprint, skip_reason, text_reason, walk
+from .imports import bound_names, family
 from .ngrams import WorkspaceNgrams
 from .packages import PackageTypes
 
 log = logging.getLogger("infill.workspace")
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 COMMIT_SECONDS = 1.0  # a refresh commits its work this often (a crash loses at most this much)
 MAX_LINE_CHARS = 400  # longer lines are data, not code worth repeating
 # A save that rewrites more rows than this (a formatter run) puts the file's rows in the
@@ -60,7 +61,14 @@ CREATE TABLE IF NOT EXISTS {table}(
 CREATE INDEX IF NOT EXISTS {table}_file ON {table}(file, line);
 CREATE INDEX IF NOT EXISTS {table}_prev ON {table}(prev, file);
 CREATE INDEX IF NOT EXISTS {table}_next ON {table}(next, file);
-""" for table in ("lines", "fresh"))
+""" for table in ("lines", "fresh")) + """
+CREATE TABLE IF NOT EXISTS binds(name TEXT NOT NULL, family TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL, text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS binds_name ON binds(name, family, text, file, line);  -- covering: a lookup reads no table row
+CREATE INDEX IF NOT EXISTS binds_file ON binds(file);
+"""
+# `binds`: each top-level import line under every name it binds (engine/workspace/imports.py),
+# so a file that uses a name it never binds finds the import line other files bind it with
+# (`binders`). A file's few import rows are rewritten whole each time it is indexed.
 # A line's row has its own id, so the neighbour indexes (prev, file) and (next, file) hold
 # no line number: a line that an edit above it moved is renumbered in its row and in
 # lines_file alone, and only lines whose text or neighbours changed touch the neighbour
@@ -404,6 +412,7 @@ class WorkspaceIndex:
                 else:
                     file_id = self.db.execute("INSERT INTO files(path, mtime_ns, size) VALUES (?, ?, ?)", (relative, mtime_ns, size)).lastrowid
                     self._insert_rows(file_id, rows)
+                self._replace_binds(old_id if old_id is not None else file_id, relative, rows, fresh=old_id is None)
             except BaseException:
                 self.db.rollback()
                 raise
@@ -414,6 +423,17 @@ class WorkspaceIndex:
 
     def _insert_rows(self, file_id: int, rows: list[Row], table: str = "lines") -> None:
         self.db.executemany(f"INSERT INTO {table}(file, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(file_id, *row) for row in rows])
+
+    def _replace_binds(self, file_id: int, relative: str, rows: list[Row], fresh: bool) -> None:
+        """A file's import lines under the names they bind (its old ones deleted first)."""
+        syntax = family(relative)
+        if not fresh:
+            self.db.execute("DELETE FROM binds WHERE file = ?", (file_id,))
+        if syntax is None:
+            return
+        binds = [(name, syntax, file_id, line, text) for line, indent, text, *_ in rows if not indent for name in bound_names(text, syntax)]
+        if binds:
+            self.db.executemany("INSERT INTO binds(name, family, file, line, text) VALUES (?, ?, ?, ?, ?)", binds)
 
     def _table(self, file_id: int) -> str:
         """The table holding a file's rows: `fresh` (the side table) or `lines`."""
@@ -466,6 +486,7 @@ class WorkspaceIndex:
             with self.db:
                 self.db.execute("DELETE FROM lines WHERE file = ?", (file_id,))
                 self.db.execute("DELETE FROM fresh WHERE file = ?", (file_id,))
+                self.db.execute("DELETE FROM binds WHERE file = ?", (file_id,))
                 self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
             self.generation += 1
 
@@ -522,6 +543,28 @@ class WorkspaceIndex:
         select = f"SELECT file, line, indent, text, {columns} FROM"
         return self.db.execute(f"{select} lines WHERE {by} = ? AND {_STALE} UNION ALL {select} fresh WHERE {by} = ? ORDER BY file, line LIMIT ?",
                                (key, key, limit)).fetchall()
+
+    def binders(self, wanted: Mapping[str, int], syntax: str, limit: int) -> list[tuple[str, int, int, int]]:
+        """(text, places, file, line) of the import lines of `syntax` ("python", "js") that
+        bind any of the names in `wanted` (name -> how often the file uses it), at most
+        `limit`: those binding the most-used name first, then those standing in the most
+        places; one of its places as (file, line). (Grouped by line and name in SQL and
+        ordered here: a join on the uses made SQLite's query ten times slower.)"""
+        if not wanted:
+            return []
+        names = list(wanted)
+        with self.lock:
+            rows = self.db.execute(f"SELECT text, name, COUNT(*), MIN(file), line FROM binds WHERE family = ? AND name IN ({', '.join('?' * len(names))}) "
+                                   "GROUP BY text, name", (syntax, *names)).fetchall()
+        lines: dict[str, list] = {}
+        for text, name, places, file_id, line in rows:
+            found = lines.get(text)
+            if found is None:
+                lines[text] = [wanted[name], places, file_id, line]
+            else:
+                found[0], found[1] = max(found[0], wanted[name]), max(found[1], places)
+        best = sorted(lines.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))[:limit]
+        return [(text, places, file_id, line) for text, (_, places, file_id, line) in best]
 
     def around(self, file_id: int, line: int, count: int) -> tuple[list[str], list[str]]:
         """The `count` non-blank stripped lines before and after line `line` of a file."""

@@ -4,7 +4,9 @@ Drafts: code repeats itself, line after line. A line that followed the same prev
 elsewhere in the workspace (or in the buffer itself), better still one that also sat
 before the same next line, is a candidate for the line being written; so is every line
 near the cursor in its own buffer (`_near`: the next entry of a table, the same
-assignment in the previous `case`). Each draft carries its evidence (how many places,
+assignment in the previous `case`), and, where the cursor stands among the file's imports,
+every import line of the workspace binding a name the file uses but binds nowhere
+(`_binders`, engine/workspace/imports.py). Each draft carries its evidence (how many places,
 which neighbours agree, how near, how alike the code around its places is to the code
 around the cursor), a fitted score of it orders them (`rank`, `ranked_drafts`), and the
 engine verifies the best ones with the model (engine/drafts.py) and keeps one only where
@@ -32,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from . import imports
 from .index import WorkspaceIndex, line_key
 from .ngrams import NgramTable, WorkspaceNgrams
 
@@ -53,6 +56,13 @@ NEAR_LINES = 40
 # tuning lines found the same (125) and the p99 lookup on a 1.1M-line workspace 7.5 ms CPU
 # instead of 9-10 ms with 12 (each place read is three queries).
 COMPARED = 8
+# Where the cursor stands among a file's imports, the import lines binding names the file
+# uses and binds nowhere (engine/workspace/imports.py): the LACKING most-used such names are
+# looked up, and BINDERS lines binding them become drafts, those binding the most-used name
+# first. Tuning lines (lab/workspace/recall.py): 200 names and 40 lines, 100 and 24, 400 and
+# 24 find the same held lines but one (133, 131, 133); looking up only 64 names found 131.
+LACKING = 400
+BINDERS = 24
 NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|`[^`\n]*`")
 NUMBER = re.compile(r"\d[\w.]*")
@@ -78,6 +88,9 @@ class Draft:
     prev_like: float = 0.0  # the best word overlap (Jaccard) of a place's previous line with the cursor's (1: the same line)
     next_like: float = 0.0  # ... of a place's next line with the cursor's next line
     in_scope: float = 0.0  # the share of its names that stand in the lines around the cursor
+    binds: int = 0  # an import line: how often the file uses the names it binds that the file binds nowhere (0: no such import)
+    bind_share: float = 0.0  # ... the share of the names it binds that are such names
+    bind_places: int = 0  # ... the places it stands as is in the workspace's files
     rank: float = 0.0  # the fitted retrieval score drafts are ordered by (`rank_score`)
     origin: str = ""  # where the user can find it: "path:line" of its strongest place (relative path, 1-based line; "" when unknown)
     places: list[tuple[str, int, int]] = field(default_factory=list, repr=False)  # up to PLACES places: ("index", file id, line) or ("buffer", number, offset of the line)
@@ -190,13 +203,16 @@ def drafts_for(index: Optional[WorkspaceIndex], prefix: str, suffix: str, *, fil
     for number, text in enumerate(texts):
         _count_buffer(found, cursor, text, number)
     _near(found, cursor, texts[0])
+    syntax = imports.family(filename) if filename and index is not None and not cursor.indent else None
+    if syntax is not None and imports.among_imports(prefix, cursor.after, syntax):
+        _binders(found, cursor, index, prefix, suffix, syntax, filename or "")
     compared = sorted((d for d in found.values() if d.after_prev or d.before_next), key=lambda d: d.score(), reverse=True)[:COMPARED]
     _match_contexts(compared, cursor, index, texts)
     # Ranked: the compared neighbour drafts and the lines near the cursor. The neighbour
     # drafts past COMPARED (a `}` has hundreds) were never compared and are left out, as
     # before; ranking them all cost up to 2 ms a request on a 1.1M-line workspace.
     compared_ids = {id(d) for d in compared}
-    ranked = ranked_drafts([*compared, *(d for d in found.values() if d.near and id(d) not in compared_ids)], cursor)
+    ranked = ranked_drafts([*compared, *(d for d in found.values() if (d.near or d.binds) and id(d) not in compared_ids)], cursor)
     names = [None] * len(texts) if excerpts else [filename] + [name for name, _ in others]
     ranked = ranked[: MAX_DRAFTS if limit is None else limit]
     _name_origins(ranked, index, names, texts)
@@ -287,6 +303,23 @@ def _count(found: dict[str, Draft], cursor: Cursor, line: str, indent: str, plac
         draft.places.append(place)
         draft.place_evidence.append([after_prev and before_next, 0.0, after_prev and after_prev2, after_prev, before_next, indent == cursor.indent])
     return draft
+
+
+def _binders(found: dict[str, Draft], cursor: Cursor, index: WorkspaceIndex, prefix: str, suffix: str, syntax: str, filename: str) -> None:
+    """The import lines binding names the file uses but binds nowhere, as drafts (the
+    cursor stands among the file's imports): `const parse = require('./parse')` where the
+    file calls `parse(...)`. A line importing the file's own module is none."""
+    wanted = imports.lacking(prefix, suffix, syntax, LACKING)
+    for text, places, fid, line in index.binders(wanted, syntax, BINDERS):
+        names = imports.bound_names(text, syntax)
+        uses = sum(wanted[name] for name in names if name in wanted)
+        if not uses or imports.imports_itself(text, filename):
+            continue
+        draft = _count(found, cursor, text, "", ("index", fid, line))
+        if draft is None:
+            continue
+        draft.binds, draft.bind_places = uses, places
+        draft.bind_share = sum(name in wanted for name in names) / len(names)
 
 
 def _count_buffer(found: dict[str, Draft], cursor: Cursor, text: str, number: int) -> None:
@@ -509,9 +542,11 @@ def _overlap(a: int, b: int) -> float:
 # line)), fitted on the tuning packages' lines by `python -m lab.workspace.recall --fit`
 # (retrieval only; leave-one-package-out figures in docs/workspace.md).
 RANK_FEATURES = ("both", "after_prev2", "after_prev", "before_next", "same_indent", "in_buffer", "context_match", "near", "closeness",
-                 "shape_prev", "shape_next", "prev_like", "next_like", "in_scope", "neighbour", "log_chars")
-RANK_WEIGHTS = (0.0220, 1.1175, 0.1626, 0.2761, 1.1412, 0.4396, 3.4220, 1.2289, -5.6661, 0.7169, 1.4584, 0.0944, 0.1775, 1.6725, 0.7834, 0.1705)
-RANK_BIAS = -10.5377
+                 "shape_prev", "shape_next", "prev_like", "next_like", "in_scope", "neighbour", "log_chars", "binds", "bind_share",
+                 "bind_places")
+RANK_WEIGHTS = (0.1576, 1.2383, 0.0721, 0.2547, 1.1080, 0.5748, 3.3531, 1.2759, -5.2831, 0.7256, 1.4312, 0.1409, 0.2117, 1.5954, 0.6266, 0.1892, 0.3049, 3.7202,
+                1.4942)
+RANK_BIAS = -10.5782
 
 
 def _rank_inputs(draft: Draft) -> tuple[float, ...]:
@@ -520,7 +555,8 @@ def _rank_inputs(draft: Draft) -> tuple[float, ...]:
     return (log1p(draft.both), log1p(draft.after_prev2), log1p(draft.after_prev), log1p(draft.before_next), float(draft.same_indent > 0),
             float(draft.in_buffer > 0), draft.context_match, log1p(draft.near), 1.0 / draft.distance if draft.distance else 0.0,
             float(draft.shape_prev), float(draft.shape_next), draft.prev_like, draft.next_like, draft.in_scope,
-            float(draft.after_prev + draft.before_next > 0), log1p(len(draft.text)))
+            float(draft.after_prev + draft.before_next > 0), log1p(len(draft.text)), log1p(draft.binds), draft.bind_share,
+            log1p(draft.bind_places))
 
 
 def rank_features(draft: Draft) -> dict[str, float]:

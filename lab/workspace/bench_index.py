@@ -7,7 +7,9 @@ lines and bytes indexed, the cold build's wall and CPU seconds and the resident 
 added, the re-index time of one changed file (the median-sized and the largest one: what a
 save or a watched change costs; wall and CPU milliseconds, medians over --repeats edits,
 each edit and its undoing timed), and the drafts lookup per request (p50/p99 over seeded
-cursors in the indexed files, each with its own file as the unsaved buffer). The edits are
+cursors in the indexed files, each with its own file as the unsaved buffer; and again with
+the cursor on a top-level import line, where the lookup also asks for the imports a file
+lacks). The edits are
 handed to the index as bytes (`_index_file(..., data=)`, everything `update_file` does but
 the disk read), never written into FOLDER: a line added in the middle (the lines below it
 move: the usual save), a line added at the top (every line moves), the file unchanged (a
@@ -28,6 +30,7 @@ import time
 from pathlib import Path
 
 from engine.workspace import WorkspaceIndex
+from engine.workspace.imports import bound_names, family
 from engine.workspace.retrieve import drafts_for
 
 
@@ -67,6 +70,34 @@ def time_edits(index: WorkspaceIndex, relative: str, repeats: int) -> dict:
     return out
 
 
+def time_lookups(index: WorkspaceIndex, files: list[tuple[int, str]], requests: int, at_imports: bool) -> tuple[list[float], list[float]]:
+    """Sorted wall and CPU milliseconds of `requests` drafts lookups at seeded cursors, each
+    file its own unsaved buffer. `at_imports`: the cursor on one of a file's top-level import
+    lines (where the lookup also asks for the imports the file lacks: imports.py), in files
+    that have any; else anywhere."""
+    rng = random.Random("bench-index" + ("-imports" if at_imports else ""))
+    timings, cpu_timings = [], []
+    while len(timings) < requests:
+        _, relative = rng.choice(files)
+        text = (index.root / relative).read_text(errors="replace")
+        lines = text.split("\n")
+        if at_imports:
+            syntax = family(relative)
+            places = [i for i, line in enumerate(lines) if line[:1].strip() and bound_names(line.strip(), syntax)]
+            if not places:
+                continue
+            i = rng.choice(places)
+        else:
+            i = rng.randrange(len(lines))
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+        prefix, suffix = "\n".join(lines[:i] + [indent]), "\n" + "\n".join(lines[i + 1 :])
+        started, cpu_started = time.perf_counter(), time.process_time()
+        drafts_for(index, prefix, suffix, filename=str(index.root / relative))
+        timings.append((time.perf_counter() - started) * 1000)
+        cpu_timings.append((time.process_time() - cpu_started) * 1000)
+    return sorted(timings), sorted(cpu_timings)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.workspace.bench_index", description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
@@ -83,27 +114,16 @@ def main(argv: list[str] | None = None) -> int:
         update_ms = {}
         for label, (size, relative) in (("median", files[len(files) // 2]), ("largest", files[-1])):
             update_ms[label] = {"path": relative, "bytes": size, **time_edits(index, relative, args.repeats)}
-        rng = random.Random("bench-index")
-        timings, cpu_timings = [], []
-        for _ in range(args.requests):
-            _, relative = rng.choice(files)
-            text = (index.root / relative).read_text(errors="replace")
-            lines = text.split("\n")
-            i = rng.randrange(len(lines))
-            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
-            prefix, suffix = "\n".join(lines[:i] + [indent]), "\n" + "\n".join(lines[i + 1 :])
-            started, cpu_started = time.perf_counter(), time.process_time()
-            drafts_for(index, prefix, suffix, filename=str(index.root / relative))
-            timings.append((time.perf_counter() - started) * 1000)
-            cpu_timings.append((time.process_time() - cpu_started) * 1000)
-        timings.sort()
-        cpu_timings.sort()
+        timings, cpu_timings = time_lookups(index, files, args.requests, at_imports=False)
+        import_timings, _ = time_lookups(index, files, args.requests, at_imports=True)
         print(json.dumps({
             "folder": str(index.root), "files": report.files, "lines": report.lines, "mb": round(report.bytes / 1e6, 1),
             "cold_seconds": round(report.seconds, 1), "cold_cpu_seconds": round(build_cpu, 1), "rss_added_mb": round(added, 1),
             "index_file_mb": round(os.path.getsize(index.db_path) / 1e6, 1), "update_one_file": update_ms,
             "drafts_ms": {"p50": round(statistics.median(timings), 2), "p99": round(timings[int(0.99 * (len(timings) - 1))], 2), "max": round(timings[-1], 2)},
             "drafts_cpu_ms": {"p50": round(statistics.median(cpu_timings), 2), "p99": round(cpu_timings[int(0.99 * (len(cpu_timings) - 1))], 2)},
+            "drafts_ms_at_imports": {"p50": round(statistics.median(import_timings), 2), "p99": round(import_timings[int(0.99 * (len(import_timings) - 1))], 2),
+                                     "max": round(import_timings[-1], 2)},
             "skipped": report.skipped,
         }))
         for label, timed in update_ms.items():

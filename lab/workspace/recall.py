@@ -12,7 +12,8 @@ as lab/workspace/novelty.py counts it). Only held lines can come back as a draft
 are the ones it scores:
 
 - **found (any rank)**: the line among every candidate engine/workspace/retrieve.py gathers
-  (`drafts_for(..., limit=1 << 30)`: neighbours, lines near the cursor), before any cut;
+  (`drafts_for(..., limit=1 << 30)`: neighbours, lines near the cursor, imports the file
+  lacks), before any cut;
 - **offered**: among the MAX_DRAFTS a request gets, in retrieval order;
 - **in the first VERIFIED_DRAFTS**: what the model's first pass judges, by retrieval alone
   (a draft longer than MAX_DRAFT_TOKENS is not judged: --verify counts exactly);
