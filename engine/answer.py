@@ -147,9 +147,15 @@ class Answers:
                 continue
             sampled = self.tokenizer.decode(list(check.candidates.tokens[index][:-1]))
             answer = self.healing.user_middle(sampled)
-            if self.constraint is None or self.checked(sampled) == answer:
+            if (self.constraint is None or self.checked(sampled) == answer) and not self.repeats(answer):
                 return answer, check.candidates.drafts[index].origin
         return None
+
+    def repeats(self, middle: str, ran_to_limit: bool = False) -> bool:
+        """Whether `middle` (from the user's cursor) repeats itself or the code around it
+        (engine/degenerate.py): what `drop_degenerate` answers empty."""
+        prefix = self.user_prefix()
+        return degenerate(prefix, tidy_middle(prefix, middle, self.suffix), self.suffix, ran_to_limit=ran_to_limit) is not None
 
     def make(self, result: InfillResult, sampled: str, answer: str, *, bounded: Optional[int], fallback: Optional[tuple[str, str]],
              best: tuple[int, str], waste_bound: int) -> None:

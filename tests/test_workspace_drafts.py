@@ -133,6 +133,23 @@ def test_when_the_model_gives_nothing_the_likeliest_valid_draft_is_shown(eng, mo
     assert result.forwards == alone.forwards  # no pass spent on it
 
 
+def test_a_middle_that_repeats_the_line_above_gives_way_to_the_likeliest_valid_draft(eng, monkeypatch) -> None:
+    from engine.api import Engine
+    from lab.fixtures.scripted_model import WritesText
+
+    monkeypatch.setattr(drafts_module, "ACCEPT", 1.1)  # no draft is kept by the rule
+    # A model that writes the line above the cursor again: answered empty ("degenerate").
+    scripted = Engine(WritesText(eng.tokenizer, "x = compute(a)"), eng.tokenizer)
+    alone = scripted.infill(PREFIX, SUFFIX, "python")
+    assert alone.middle == "" and alone.stop_reason == "degenerate"
+    result = scripted.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext())
+    assert (result.middle, result.draft, result.stop_reason) == ("return x", "workspace", "end_of_middle")
+    # A draft that itself repeats the line above is never the one shown.
+    only_repeats = "def f(a):\n    x = compute(a)\n    x = compute(a)\n\n\ndef g(a):\n    x = compute(a)\n    "
+    repeated = scripted.infill(only_repeats, SUFFIX, "python", workspace=WorkspaceContext())
+    assert repeated.middle == "" and repeated.stop_reason == "degenerate"
+
+
 def test_a_draft_from_an_open_buffer_with_a_lone_surrogate_is_judged_not_a_crash(eng, monkeypatch) -> None:
     """Another open document's text comes from the client as is, and JSON allows "\\udc80":
     a draft taken from it reached the tokenizer, which raised TypeError (the LSP fuzz's
