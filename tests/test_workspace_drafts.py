@@ -119,13 +119,18 @@ def test_infill_index_reports_what_it_holds_and_skipped(tmp_path: Path) -> None:
     assert missing.returncode != 0 and "is not a folder" in missing.stderr
 
 
-def test_when_the_model_gives_nothing_the_likeliest_valid_draft_is_shown(eng, monkeypatch) -> None:
+def _writing(eng, text: str, monkeypatch) -> "engine.api.Engine":
+    """An engine whose model writes `text` and whose accept rule keeps no draft: what is
+    shown from the workspace comes from the draft fallback alone."""
     from engine.api import Engine
     from lab.fixtures.scripted_model import WritesText
 
-    monkeypatch.setattr(drafts_module, "ACCEPT", 1.1)  # no draft is kept by the rule
-    # A model that writes only a syntax error here: every candidate is refused.
-    scripted = Engine(WritesText(eng.tokenizer, "    ) ) )"), eng.tokenizer)
+    monkeypatch.setattr(drafts_module, "ACCEPT", 1.1)  # no probability reaches it
+    return Engine(WritesText(eng.tokenizer, text), eng.tokenizer)
+
+
+def test_when_the_model_gives_nothing_the_likeliest_valid_draft_is_shown(eng, monkeypatch) -> None:
+    scripted = _writing(eng, "    ) ) )", monkeypatch)  # only a syntax error here: every candidate is refused
     alone = scripted.infill(PREFIX, SUFFIX, "python")
     assert alone.middle == "" and alone.stop_reason == "rejected"
     result = scripted.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext())
@@ -134,12 +139,7 @@ def test_when_the_model_gives_nothing_the_likeliest_valid_draft_is_shown(eng, mo
 
 
 def test_a_middle_that_repeats_the_line_above_gives_way_to_the_likeliest_valid_draft(eng, monkeypatch) -> None:
-    from engine.api import Engine
-    from lab.fixtures.scripted_model import WritesText
-
-    monkeypatch.setattr(drafts_module, "ACCEPT", 1.1)  # no draft is kept by the rule
-    # A model that writes the line above the cursor again: answered empty ("degenerate").
-    scripted = Engine(WritesText(eng.tokenizer, "x = compute(a)"), eng.tokenizer)
+    scripted = _writing(eng, "x = compute(a)", monkeypatch)  # the line above the cursor again: answered empty
     alone = scripted.infill(PREFIX, SUFFIX, "python")
     assert alone.middle == "" and alone.stop_reason == "degenerate"
     result = scripted.infill(PREFIX, SUFFIX, "python", workspace=WorkspaceContext())
