@@ -112,3 +112,18 @@ def test_the_bound_names_follow_each_edit_of_a_file(tmp_path: Path) -> None:
     assert index.update_file(root / "m.py") == "deleted"
     assert index.binders({"os": 1, "defaultdict": 1}, "python", 10) == []
     index.close()
+
+
+def test_a_generated_file_of_imports_is_bounded(tmp_path: Path, monkeypatch) -> None:
+    import engine.workspace.imports as imports_module
+    import engine.workspace.index as index_module
+
+    monkeypatch.setattr(index_module, "BINDS_PER_FILE", 5)
+    root = tmp_path / "repo"
+    _write(root, {"gen.py": "".join(f"from m{i} import name{i}\n" for i in range(50))})
+    index = WorkspaceIndex(root, cache_dir=tmp_path / "cache")
+    index.refresh()
+    assert index.db.execute("SELECT COUNT(*) FROM binds").fetchone() == (5,)
+    index.close()
+    monkeypatch.setattr(imports_module, "SCAN_LINES", 10)  # the scan stops, the cursor still among imports
+    assert among_imports("".join(f"import m{i}\n" for i in range(50)), ("x = 1",), "python")

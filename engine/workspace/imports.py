@@ -41,6 +41,7 @@ _IMPORT_LINE = re.compile(r"^(?:import|from)\b[^\n]*|^(?:const|let|var)\b[^\n]*=
 _PY_BLOCK = re.compile(r"^from\s+[.\w]+\s+import\s*\(([^)]*)\)", re.M)
 _JS_BLOCK = re.compile(r"^(?:import|const|let|var)\s*\{([^}]*)\}\s*(?:from\b|=\s*require\()[^\n]*", re.M)
 USES_CHARS = 16_000  # of the suffix, read for the names a file uses
+SCAN_LINES = 2_000  # lines above the cursor read to tell whether it stands among the imports
 _COMMENT = re.compile(r"^(?:#|//|/\*|\*|\"\"\"|'''|['\"]use strict['\"])")
 _KEYWORDS = frozenset("""and as assert async await break case catch class const continue def default del delete do elif else except export
 extends false finally for from function global if import in instanceof is lambda let new nonlocal none not null or pass raise require
@@ -135,7 +136,9 @@ def among_imports(prefix: str, after: tuple[str, ...], family: Optional[str]) ->
         return True
     start, end = 0, prefix.rfind("\n")
     in_docstring = False
-    while start <= end:
+    for _ in range(SCAN_LINES):  # a file whose first SCAN_LINES lines are all imports is at its imports still
+        if start > end:
+            break
         stop = prefix.find("\n", start)
         line = prefix[start:stop].strip()
         start = stop + 1

@@ -47,6 +47,7 @@ MAX_LINE_CHARS = 400  # longer lines are data, not code worth repeating
 # A save that rewrites more rows than this (a formatter run) puts the file's rows in the
 # side table instead (`fresh`, see below); the next full refresh merges them back.
 SIDE_ROWS = 1000
+BINDS_PER_FILE = 2000  # (name, import line) rows kept per file: real files have tens
 Progress = Callable[[int, int, str], None]  # (files done, files to do, current path)
 
 _SCHEMA = """
@@ -432,6 +433,7 @@ class WorkspaceIndex:
         if syntax is None:
             return
         binds = [(name, syntax, file_id, line, text) for line, indent, text, *_ in rows if not indent for name in bound_names(text, syntax)]
+        del binds[BINDS_PER_FILE:]  # a generated file of imports would rewrite them all on every save
         if binds:
             self.db.executemany("INSERT INTO binds(name, family, file, line, text) VALUES (?, ?, ?, ?, ?)", binds)
 
