@@ -447,11 +447,12 @@ class InfillRun:
         result = final.result
         assert result is not None
         result.lookahead, result.lookahead_passes = dict(self.lookahead_tokens), self.lookahead_passes
-        # The draft fallback (when drafts were judged) stands in for an answer that shows
-        # nothing, and for one that repeats itself (the degenerate check would empty it).
+        # The draft fallback stands in for an answer that shows nothing, and, when drafts
+        # were judged, for one that repeats itself (the degenerate check would empty it).
         fallback = None
-        if self.verification is not None and result.stop_reason not in ("cancelled", "deadline"):
-            if not answer.strip() or self.answers.repeats(answer, result.stop_reason == "max_tokens"):
+        if result.stop_reason not in ("cancelled", "deadline"):
+            repeats = self.verification is not None and bool(answer.strip()) and self.answers.repeats(answer, result.stop_reason == "max_tokens")
+            if not answer.strip() or repeats:
                 fallback = self._draft_fallback()
         self.seen.clear()  # answered: the kept logits are not needed any more
         self.seen_bytes = 0
