@@ -19,8 +19,10 @@ import re
 from collections import Counter
 from typing import Optional
 
-FAMILIES = {".py": "python", ".pyi": "python", ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js", ".ts": "js", ".tsx": "js",
-            ".mts": "js", ".cts": "js"}
+import grammars
+
+# The import syntax of each grammar's language (grammars/ names it by the file's extension).
+FAMILIES = {"python": "python", "javascript": "js", "typescript": "js", "tsx": "js"}
 _IDENT = r"[A-Za-z_$][\w$]*"
 _PY_IMPORT = re.compile(r"^import\s+(.+)$")
 _PY_FROM = re.compile(r"^from\s+\.*[\w.]*\s+import\s+\(?(.+?)\)?\s*$")
@@ -50,8 +52,8 @@ return self static super switch this throw true try typeof undefined var void wh
 
 def family(path: str) -> Optional[str]:
     """The import syntax a file's name says it uses ("python", "js"), or None."""
-    dot = path.rfind(".")
-    return FAMILIES.get(path[dot:].lower()) if dot >= 0 else None
+    language = grammars.language_for_path(path)
+    return FAMILIES.get(language) if language is not None else None
 
 
 def bound_names(stripped: str, family: Optional[str]) -> tuple[str, ...]:

@@ -413,7 +413,7 @@ class WorkspaceIndex:
                 else:
                     file_id = self.db.execute("INSERT INTO files(path, mtime_ns, size) VALUES (?, ?, ?)", (relative, mtime_ns, size)).lastrowid
                     self._insert_rows(file_id, rows)
-                self._replace_binds(old_id if old_id is not None else file_id, relative, rows, fresh=old_id is None)
+                self._replace_binds(old_id if old_id is not None else file_id, relative, rows, new_file=old_id is None)
             except BaseException:
                 self.db.rollback()
                 raise
@@ -425,10 +425,10 @@ class WorkspaceIndex:
     def _insert_rows(self, file_id: int, rows: list[Row], table: str = "lines") -> None:
         self.db.executemany(f"INSERT INTO {table}(file, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(file_id, *row) for row in rows])
 
-    def _replace_binds(self, file_id: int, relative: str, rows: list[Row], fresh: bool) -> None:
+    def _replace_binds(self, file_id: int, relative: str, rows: list[Row], new_file: bool) -> None:
         """A file's import lines under the names they bind (its old ones deleted first)."""
         syntax = family(relative)
-        if not fresh:
+        if not new_file:
             self.db.execute("DELETE FROM binds WHERE file = ?", (file_id,))
         if syntax is None:
             return
