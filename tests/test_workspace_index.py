@@ -167,6 +167,9 @@ def test_an_edited_file_holds_the_rows_a_fresh_index_would(workspace: Path, tmp_
         for text in {line.strip() for line in lines} | {""}:
             assert index.lines_after(text, 400) == fresh.lines_after(text, 400)
             assert index.lines_before(text, 400) == fresh.lines_before(text, 400)
+        for text in {line.strip() for line in base + lines}:  # the full-text index follows the edits (rows by id: ties may order apart)
+            for side in ("after", "before"):
+                assert sorted(index.lines_like(text, side, 400)) == sorted(fresh.lines_like(text, side, 400))
         fresh.close()
 
 
@@ -192,6 +195,9 @@ def test_a_file_rewritten_whole_goes_to_the_side_table_and_reads_the_same(worksp
             assert index.lines_after(text, 400) == fresh.lines_after(text, 400)
             assert index.lines_before(text, 400) == fresh.lines_before(text, 400)
         assert index.around(file_id, 2, 3) == fresh.around(fresh_id, 2, 3)
+        if not index.db.execute("SELECT count(*) FROM files WHERE fresh").fetchone()[0]:  # side-table rows wait for the merge
+            for text in {line.strip() for line in lines}:
+                assert sorted(index.lines_like(text, "after", 400)) == sorted(fresh.lines_like(text, "after", 400))
         assert index.lines_around(file_id, 2, 3) == fresh.lines_around(fresh_id, 2, 3)
         fresh.close()
 
@@ -232,6 +238,35 @@ def test_an_index_of_another_schema_is_rebuilt(workspace: Path, tmp_path: Path) 
     assert open_index(workspace, tmp_path).refresh().updated == 2
 
 
+def test_lines_like_finds_the_neighbours_of_a_line_sharing_its_rarest_names(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "range.js").write_text("class Range {\n  constructor (range, options) {\n    options = parseOptions(options)\n  }\n}\n")
+    (root / "other.js").write_text("function f (options) {\n  return options\n}\n")
+    index = open_index(root, tmp_path)
+    index.refresh()
+    after = index.lines_like("constructor (comp, options) {", "after", 10)
+    assert [(text, neighbour) for _, _, _, text, neighbour in after][0] == ("options = parseOptions(options)", "constructor (range, options) {")
+    before = index.lines_like("options = parseOptions(opts)", "before", 10)
+    assert ("constructor (range, options) {", "options = parseOptions(options)") in [(text, neighbour) for _, _, _, text, neighbour in before]
+    # A name in more lines than `rare` is no evidence: `options` (in 4 lines) alone finds nothing then.
+    assert index.lines_like("options", "after", 10, rare=3) == [] and index.lines_like("options", "after", 10, rare=4)
+    assert index.lines_like("nothing_like_it", "after", 10) == [] and index.lines_like("x", "sideways", 10) == []
+
+
+def test_an_sqlite_without_full_text_search_still_indexes_and_drafts(workspace: Path, tmp_path: Path, monkeypatch) -> None:
+    import engine.workspace.index as index_module
+
+    monkeypatch.setattr(index_module, "_WORDS_SCHEMA", "CREATE VIRTUAL TABLE words USING no_such_module(text);")
+    index = open_index(workspace, tmp_path)
+    report = index.refresh()
+    assert not index.has_words and report.files == 2 and "result += item.price" in all_lines(index)
+    assert index.lines_like("for item in items:", "after", 10) == []
+    prefix = "def grand_total(items):\n    result = 0\n    for item in items:\n        "
+    drafts = drafts_for(index, prefix, "\n    return result\n", filename=str(workspace / "pkg" / "new.py"))
+    assert drafts and drafts[0].line == "result += item.price"
+
+
 def test_a_workspace_that_is_not_a_folder_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError, match="is not a folder"):
         WorkspaceIndex(tmp_path / "missing", cache_dir=tmp_path)
@@ -246,6 +281,21 @@ def test_drafts_come_from_the_line_that_followed_the_same_line_elsewhere(workspa
     drafts = drafts_for(index, prefix, "\n    return result\n", filename=str(workspace / "pkg" / "new.py"))
     assert drafts and drafts[0].line == "result += item.price"
     assert drafts[0].text == "result += item.price" and drafts[0].both == 1 and drafts[0].in_buffer == 0
+
+
+def test_a_line_whose_neighbour_looks_like_the_cursors_is_a_draft(tmp_path: Path) -> None:
+    # No line anywhere follows `constructor (comp, options) {` verbatim, but one follows a
+    # line sharing its rarer names: that line is a draft, with how alike the neighbours are.
+    root = tmp_path / "repo"
+    (root / "classes").mkdir(parents=True)
+    (root / "classes" / "range.js").write_text("class Range {\n  constructor (range, options) {\n    options = parseOptions(options)\n"
+                                               "    this.raw = range\n  }\n}\n")
+    index = open_index(root, tmp_path)
+    index.refresh()
+    prefix = "class Comparator {\n  constructor (comp, options) {\n    "
+    drafts = drafts_for(index, prefix, "\n    this.loose = !!options.loose\n  }\n}\n", filename=str(root / "classes" / "comparator.js"))
+    alike = next(d for d in drafts if d.line == "options = parseOptions(options)")
+    assert alike.alike == pytest.approx(6 / 8) and alike.after_prev == 0 and alike.origin == "classes/range.js:3"
 
 
 def test_the_unsaved_buffer_wins_over_the_disk(workspace: Path, tmp_path: Path) -> None:

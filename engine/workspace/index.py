@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -41,7 +42,7 @@ from .packages import PackageTypes
 
 log = logging.getLogger("infill.workspace")
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 COMMIT_SECONDS = 1.0  # a refresh commits its work this often (a crash loses at most this much)
 MAX_LINE_CHARS = 400  # longer lines are data, not code worth repeating
 # A save that rewrites more rows than this (a formatter run) puts the file's rows in the
@@ -66,6 +67,19 @@ CREATE INDEX IF NOT EXISTS {table}_next ON {table}(next, file);
 CREATE TABLE IF NOT EXISTS binds(name TEXT NOT NULL, family TEXT NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL, text TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS binds_name ON binds(name, family, text, file, line);  -- covering: a lookup reads no table row
 CREATE INDEX IF NOT EXISTS binds_file ON binds(file);
+"""
+# `words`: a full-text index of the lines' names (SQLite's FTS5, external content: it
+# stores only the postings, 13 MB for the standard library's 714k lines), kept in step
+# with `lines` by `_words` wherever rows of `lines` are inserted or deleted (a statement
+# per block of rows: triggers, a statement per row, made the standard library's cold
+# build three times slower), so "a line like this one" is one lookup (`lines_like`): the
+# neighbour a line had elsewhere need not be the cursor's neighbour verbatim
+# (`constructor (range, options) {` for `constructor (comp, options) {`). Rows of the side
+# table `fresh` are not in it until the next refresh merges them back. Where this SQLite
+# lacks FTS5, the index has no `words` and `lines_like` finds nothing.
+_WORDS_SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(text, content='lines', content_rowid='id', tokenize="unicode61 tokenchars '_$'", detail=none);
+CREATE VIRTUAL TABLE IF NOT EXISTS words_vocab USING fts5vocab(words, 'row');
 """
 # `binds`: each top-level import line under every name it binds (engine/workspace/imports.py),
 # so a file that uses a name it never binds finds the import line other files bind it with
@@ -213,6 +227,18 @@ def default_cache_dir() -> Path:
     return Path(base) / "infill"
 
 
+def _has_words(db: sqlite3.Connection) -> bool:
+    return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'words'").fetchone() is not None
+
+
+def _names(line: str) -> list[str]:
+    """The distinct names of a line as the `words` index spells them (lower case)."""
+    return list(dict.fromkeys(name.lower() for name in _NAME.findall(line)))
+
+
+_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
 class WorkspaceIndex:
     """The index of one workspace root. Thread-safe: one connection behind a lock, and a
     refresh commits file by file, so a request's lookup never waits for a whole refresh."""
@@ -228,10 +254,13 @@ class WorkspaceIndex:
         self.db_path = Path(db_path) if db_path is not None else index_path(self.root, cache_dir)
         self.lock = threading.RLock()
         self.db = self._open()
+        self.has_words = _has_words(self.db)  # the look-alike lines' full-text index (`lines_like`, `_words`)
         self.generation = 0  # counts the files (re)indexed or removed: what the tables below are rebuilt on
         # The copy rule's n-gram tables of these files, one per tokenizer (engine/workspace/ngrams.py).
         self.copy_tables: "weakref.WeakKeyDictionary[Any, WorkspaceNgrams]" = weakref.WeakKeyDictionary()
         self.packages = PackageTypes(self.root)  # how Node loads the JavaScript here (package_type)
+        self._lines_holding: dict[str, int] = {}  # name -> lines holding it, for `generation` below
+        self._lines_holding_generation = -1
 
     # -- storage --------------------------------------------------------------------------
 
@@ -248,6 +277,8 @@ class WorkspaceIndex:
                     raise sqlite3.DatabaseError(f"schema {version} is not {SCHEMA_VERSION}")
                 db.execute("SELECT count(*) FROM files").fetchone()
                 db.execute("SELECT id FROM lines LIMIT 1").fetchone()
+                if _has_words(db):  # written where SQLite had FTS5: this one must have it too (every edit writes there)
+                    db.execute("SELECT rowid FROM words LIMIT 1").fetchone()
                 # Indexes written before folder scans were kept gain their table here.
                 db.execute("CREATE TABLE IF NOT EXISTS folders(path TEXT PRIMARY KEY, scan TEXT NOT NULL)")
             except BaseException:
@@ -261,6 +292,10 @@ class WorkspaceIndex:
             db = self._connect()
             try:
                 db.executescript(_SCHEMA)
+                try:
+                    db.executescript(_WORDS_SCHEMA)
+                except sqlite3.OperationalError as error:  # "no such module: fts5"
+                    log.info("workspace index without look-alike lines: %s", error)
             except BaseException:
                 db.close()
                 raise
@@ -424,6 +459,16 @@ class WorkspaceIndex:
 
     def _insert_rows(self, file_id: int, rows: list[Row], table: str = "lines") -> None:
         self.db.executemany(f"INSERT INTO {table}(file, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(file_id, *row) for row in rows])
+        if rows and table == "lines":
+            self._words("", file_id, rows[0][0], rows[-1][0])
+
+    def _words(self, command: str, file_id: int, first: int = -1, last: int = 1 << 62) -> None:
+        """Put a file's rows of `lines` numbered `first`..`last` in the full-text index
+        (`command` ""), or take them out ("delete": before the rows themselves go, since
+        the index reads their text to find its postings)."""
+        if self.has_words:
+            self.db.execute(f"INSERT INTO words({'words, ' if command else ''}rowid, text) SELECT {'?, ' if command else ''}id, text FROM lines "
+                            "WHERE file = ? AND line BETWEEN ? AND ?", (*([command] if command else []), file_id, first, last))
 
     def _replace_binds(self, file_id: int, relative: str, rows: list[Row], new_file: bool) -> None:
         """A file's import lines under the names they bind (its old ones deleted first)."""
@@ -466,6 +511,8 @@ class WorkspaceIndex:
             self.db.execute("UPDATE files SET fresh = 1 WHERE id = ?", (file_id,))
             return
         if gone:
+            if table == "lines":
+                self._words("delete", file_id, gone[0][0], gone[-1][0])
             self.db.execute(f"DELETE FROM {table} WHERE file = ? AND line BETWEEN ? AND ?", (file_id, gone[0][0], gone[-1][0]))
         if moved and shift:
             self.db.execute(f"UPDATE {table} SET line = line + ? WHERE file = ? AND line >= ?", (shift, file_id, old[len(old) - moved][0]))
@@ -486,6 +533,7 @@ class WorkspaceIndex:
     def _remove(self, file_id: int) -> None:
         with self.lock:
             with self.db:
+                self._words("delete", file_id)
                 self.db.execute("DELETE FROM lines WHERE file = ?", (file_id,))
                 self.db.execute("DELETE FROM fresh WHERE file = ?", (file_id,))
                 self.db.execute("DELETE FROM binds WHERE file = ?", (file_id,))
@@ -567,6 +615,45 @@ class WorkspaceIndex:
                 found[0], found[1] = max(found[0], wanted[name]), max(found[1], places)
         best = sorted(lines.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))[:limit]
         return [(text, places, file_id, line) for text, (_, places, file_id, line) in best]
+
+    def lines_like(self, line: str, side: str, limit: int, names: int = 3, rare: int = 1000) -> list[tuple[int, int, str, str, str]]:
+        """(file, line, indent, text, neighbour) of lines whose previous (`side` "after") or
+        next (`side` "before") non-blank line holds the rarest names of `line`: all of its
+        `names` rarest names that stand in at most `rare` lines, then fewer of them (the
+        rarest kept) until `limit` are found. A name as common as `self` or `return` finds
+        nothing sharp, and reading its postings would cost milliseconds; no ranking is asked
+        of SQLite either (bm25 over every posting cost 1-4 ms a lookup on 1.1M lines): the
+        caller compares the neighbours it gets. Lines of side-table files are not searched;
+        [] without the full-text index or a rare enough name."""
+        if not self.has_words or side not in ("after", "before"):
+            return []
+        step = "min(line) FROM lines WHERE file = m.file AND line > m.line" if side == "after" else "max(line) FROM lines WHERE file = m.file AND line < m.line"
+        query = ("SELECT m.id, l.file, l.line, l.indent, l.text, m.text FROM (SELECT rowid AS id FROM words WHERE words MATCH ? LIMIT ?) AS hit "
+                 f"JOIN lines AS m ON m.id = hit.id JOIN lines AS l ON l.file = m.file AND l.line = (SELECT {step}) WHERE m.{_STALE}")
+        with self.lock:
+            holding = self._holding(_names(line))
+            chosen = sorted((n for n in holding if 0 < holding[n] <= rare), key=holding.__getitem__)[:names]
+            found: dict[int, tuple[int, int, str, str, str]] = {}
+            for count in range(len(chosen), 0, -1):
+                for row_id, *row in self.db.execute(query, (" AND ".join(f'"{n}"' for n in chosen[:count]), limit)):
+                    found.setdefault(row_id, tuple(row))  # type: ignore[arg-type]
+                if len(found) >= limit:
+                    break
+        return list(found.values())[:limit]
+
+    def _holding(self, names: list[str]) -> dict[str, int]:
+        """How many lines hold each name (the full-text index's own counts, remembered until
+        the index changes: the same neighbours come back request after request)."""
+        if self._lines_holding_generation != self.generation or len(self._lines_holding) > 100_000:
+            self._lines_holding, self._lines_holding_generation = {}, self.generation
+        out = {}
+        for name in names:
+            count = self._lines_holding.get(name)
+            if count is None:
+                row = self.db.execute("SELECT doc FROM words_vocab WHERE term = ?", (name,)).fetchone()
+                count = self._lines_holding[name] = row[0] if row else 0
+            out[name] = count
+        return out
 
     def around(self, file_id: int, line: int, count: int) -> tuple[list[str], list[str]]:
         """The `count` non-blank stripped lines before and after line `line` of a file."""
