@@ -72,11 +72,12 @@ BINDERS = 24
 # look-alike lines; the lookup's p50 on 1.1M lines +0.9 ms with it, +1.2 ms without).
 # ALIKE_HITS look-alike neighbours are read a side; those whose words overlap the cursor's
 # neighbour's by at least ALIKE_MIN (Jaccard) count, and the ALIKE best drafts found only
-# so are compared and ranked with the others.
+# so are compared and ranked with the others (6 found no more tuning lines than 3, and
+# comparing them cost 0.7 ms at the lookup's p50).
 ALIKE_GATE = 4
 ALIKE_HITS = 24
 ALIKE_MIN = 0.5
-ALIKE = 6
+ALIKE = 3
 ALIKE_NAMES, ALIKE_RARE = 3, 1000  # the look-alike search's names: the rarest 3 in at most 1,000 lines
 NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|`[^`\n]*`")
@@ -586,9 +587,9 @@ def _overlap(a: int, b: int) -> float:
 RANK_FEATURES = ("both", "after_prev2", "after_prev", "before_next", "same_indent", "in_buffer", "context_match", "near", "closeness",
                  "shape_prev", "shape_next", "prev_like", "next_like", "in_scope", "neighbour", "log_chars", "binds", "bind_share",
                  "bind_places", "alike")
-RANK_WEIGHTS = (0.1882, 1.2855, 0.0807, 0.2105, 1.2747, 0.5672, 3.2006, 1.2607, -5.2489, 0.7273, 1.2150, 0.0123, 0.5293, 1.6029, 0.6021, 0.1697, 0.0098, 4.0560,
-                1.4309, 3.4275)
-RANK_BIAS = -10.5211
+RANK_WEIGHTS = (0.1903, 1.2838, 0.0735, 0.2143, 1.2748, 0.5692, 3.1978, 1.2572, -5.2447, 0.7507, 1.2207, -0.0011, 0.5060, 1.5999, 0.6062, 0.1671, 0.0096, 4.0515,
+                1.4310, 3.7682)
+RANK_BIAS = -10.5047
 
 
 def _rank_inputs(draft: Draft) -> tuple[float, ...]:
