@@ -254,6 +254,20 @@ def test_lines_like_finds_the_neighbours_of_a_line_sharing_its_rarest_names(tmp_
     assert index.lines_like("nothing_like_it", "after", 10) == [] and index.lines_like("x", "sideways", 10) == []
 
 
+def test_a_long_neighbour_line_costs_at_most_like_names_lookups(workspace: Path, tmp_path: Path, monkeypatch) -> None:
+    import engine.workspace.index as index_module
+
+    index = open_index(workspace, tmp_path)
+    index.refresh()
+    asked: list[list[str]] = []
+    holding = index._holding
+    monkeypatch.setattr(index, "_holding", lambda names: asked.append(names) or holding(names))
+    long_line = " + ".join(f"name_{i}" for i in range(5000)) + " + items"
+    assert index.lines_like(long_line, "after", 10) == []  # `items` is past the names read
+    assert len(asked) == 1 and len(asked[0]) == index_module.LIKE_NAMES
+    assert index.lines_like("for item in items:", "after", 10)[0][3] == "result += item.price"
+
+
 def test_an_sqlite_without_full_text_search_still_indexes_and_drafts(workspace: Path, tmp_path: Path, monkeypatch) -> None:
     import engine.workspace.index as index_module
 

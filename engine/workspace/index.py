@@ -232,8 +232,18 @@ def _has_words(db: sqlite3.Connection) -> bool:
 
 
 def _names(line: str) -> list[str]:
-    """The distinct names of a line as the `words` index spells them (lower case)."""
-    return list(dict.fromkeys(name.lower() for name in _NAME.findall(line)))
+    """The first LIKE_NAMES distinct names of a line as the `words` index spells them (lower
+    case): each costs a look at the index's counts, and a 10,000-character neighbour line is
+    no reason for a thousand."""
+    names: dict[str, None] = {}
+    for found in _NAME.finditer(line):
+        names[found.group().lower()] = None
+        if len(names) >= LIKE_NAMES:
+            break
+    return list(names)
+
+
+LIKE_NAMES = 24
 
 
 _NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
