@@ -312,6 +312,25 @@ def test_a_line_whose_neighbour_looks_like_the_cursors_is_a_draft(tmp_path: Path
     assert alike.alike == pytest.approx(6 / 8) and alike.after_prev == 0 and alike.origin == "classes/range.js:3"
 
 
+def test_look_alike_neighbours_are_asked_only_where_the_same_neighbours_found_little(tmp_path: Path, monkeypatch) -> None:
+    import engine.workspace.retrieve as retrieve
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    # Five different lines follow `}` elsewhere: the same neighbours already found plenty.
+    (root / "a.js").write_text("".join(f"function f{i} () {{\n  return {i}\n}}\nconst v{i} = f{i}()\n" for i in range(5)))
+    index = open_index(root, tmp_path)
+    index.refresh()
+    asked: list[str] = []
+    lines_like = index.lines_like
+    monkeypatch.setattr(index, "lines_like", lambda line, *a, **k: asked.append(line) or lines_like(line, *a, **k))
+    filename = str(root / "b.js")
+    drafts_for(index, "function g () {\n  return 9\n}\n", "\nmodule.exports = g\n", filename=filename)
+    assert asked == [] and retrieve.ALIKE_GATE <= 5
+    drafts_for(index, "function g () {\n  const nine = 9\n  ", "\n  return nine\n}\n", filename=filename)  # neither neighbour stands anywhere
+    assert asked == ["const nine = 9", "return nine"]
+
+
 def test_the_unsaved_buffer_wins_over_the_disk(workspace: Path, tmp_path: Path) -> None:
     index = open_index(workspace, tmp_path)
     index.refresh()
