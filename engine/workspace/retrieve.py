@@ -6,7 +6,9 @@ before the same next line, is a candidate for the line being written; so is ever
 near the cursor in its own buffer (`_near`: the next entry of a table, the same
 assignment in the previous `case`), and, where the cursor stands among the file's imports,
 every import line of the workspace binding a name the file uses but binds nowhere
-(`_binders`, engine/workspace/imports.py). Each draft carries its evidence (how many places,
+(`_binders`, engine/workspace/imports.py), and, where the same neighbours found little,
+the lines after a line that shares the rarest names of the cursor's previous line, or
+before one like its next line (`_alike`). Each draft carries its evidence (how many places,
 which neighbours agree, how near, how alike the code around its places is to the code
 around the cursor), a fitted score of it orders them (`rank`, `ranked_drafts`), and the
 engine verifies the best ones with the model (engine/drafts.py) and keeps one only where
@@ -68,8 +70,9 @@ BINDERS = 24
 # parseOptions(options)` after `constructor (range, options) {` elsewhere, where the
 # cursor's previous line is `constructor (comp, options) {`. Asked only where fewer than
 # ALIKE_GATE drafts have a neighbour the same as the cursor's (where those found little:
-# held tuning lines among the first 16 130 with the gate at 4, 131 without it, 126 with no
-# look-alike lines; the lookup's p50 on 1.1M lines +0.9 ms with it, +1.2 ms without).
+# held tuning lines among the first 16 drafts in retrieval order 130 with the gate at 4,
+# 131 without it, 126 with no look-alike lines; the lookup's p50 on 1.1M lines +0.9 ms
+# with it, +1.2 ms without).
 # ALIKE_HITS look-alike neighbours are read a side; those whose words overlap the cursor's
 # neighbour's by at least ALIKE_MIN (Jaccard) count, and the ALIKE best drafts found only
 # so are compared and ranked with the others (6 found no more tuning lines than 3, and
