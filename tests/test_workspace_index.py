@@ -229,13 +229,17 @@ def test_a_corrupt_index_is_rebuilt_not_a_crash(workspace: Path, tmp_path: Path)
     sqlite3.connect(again.db_path).execute("SELECT count(*) FROM lines").fetchone()
 
 
-def test_an_index_of_another_schema_is_rebuilt(workspace: Path, tmp_path: Path) -> None:
+def test_an_index_of_another_schema_is_rebuilt(workspace: Path, tmp_path: Path, caplog) -> None:
     index = open_index(workspace, tmp_path)
     index.refresh()
     index.db.execute("UPDATE meta SET value = 'old' WHERE key = 'schema'")
     index.db.commit()
     index.close()
-    assert open_index(workspace, tmp_path).refresh().updated == 2
+    with caplog.at_level("INFO", logger="infill.workspace"):
+        assert open_index(workspace, tmp_path).refresh().updated == 2
+    # An upgrade says so; it is no warning that the index is unreadable.
+    assert any("another version of infill (schema old, now" in r.getMessage() and r.levelname == "INFO" for r in caplog.records)
+    assert not any(r.levelname == "WARNING" for r in caplog.records)
 
 
 def test_lines_like_finds_the_neighbours_of_a_line_sharing_its_rarest_names(tmp_path: Path) -> None:

@@ -227,6 +227,10 @@ def default_cache_dir() -> Path:
     return Path(base) / "infill"
 
 
+class _OtherSchema(sqlite3.DatabaseError):
+    """An index written by another version of infill (its schema, the message)."""
+
+
 def _has_words(db: sqlite3.Connection) -> bool:
     return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'words'").fetchone() is not None
 
@@ -283,8 +287,10 @@ class WorkspaceIndex:
             db = self._connect()
             try:
                 version = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-                if version is None or version[0] != SCHEMA_VERSION or str(self.root) != (db.execute("SELECT value FROM meta WHERE key = 'root'").fetchone() or [""])[0]:
-                    raise sqlite3.DatabaseError(f"schema {version} is not {SCHEMA_VERSION}")
+                if version is not None and version[0] != SCHEMA_VERSION:
+                    raise _OtherSchema(version[0])
+                if version is None or str(self.root) != (db.execute("SELECT value FROM meta WHERE key = 'root'").fetchone() or [""])[0]:
+                    raise sqlite3.DatabaseError(f"no schema or another root in {self.db_path}")
                 db.execute("SELECT count(*) FROM files").fetchone()
                 db.execute("SELECT id FROM lines LIMIT 1").fetchone()
                 if _has_words(db):  # written where SQLite had FTS5: this one must have it too (every edit writes there)
@@ -296,7 +302,10 @@ class WorkspaceIndex:
                 raise
             return db
         except (sqlite3.DatabaseError, FileNotFoundError) as error:
-            if self.db_path.exists():
+            if isinstance(error, _OtherSchema):  # an upgrade, not a fault
+                log.info("workspace index %s was written by another version of infill (schema %s, now %s): rebuilding it",
+                         self.db_path, error, SCHEMA_VERSION)
+            elif self.db_path.exists():
                 log.warning("workspace index %s unreadable (%s): rebuilding it", self.db_path, error)
             self._delete_files()
             db = self._connect()
