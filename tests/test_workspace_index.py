@@ -40,6 +40,7 @@ def test_indexes_source_files_with_their_lines(workspace: Path, tmp_path: Path) 
     index = open_index(workspace, tmp_path)
     report = index.refresh()
     assert indexed_paths(index) == {"pkg/shop.py", "pkg/util.js"}
+    assert report.look_alike and not any("FTS5" in line for line in report.lines_of_text())
     assert "result += item.price" in all_lines(index) and "return a + b" in all_lines(index)
     assert report.files == 2 and report.updated == 2 and report.lines == index.db.execute("SELECT count(*) FROM lines").fetchone()[0]
     # A second refresh reads nothing: sizes and times are unchanged.
@@ -65,6 +66,7 @@ def test_ignored_secret_vendored_and_binary_files_never_reach_the_index(workspac
     index = open_index(workspace, tmp_path)
     report = index.refresh()
     assert indexed_paths(index) == {"pkg/shop.py", "pkg/util.js"}
+    assert report.look_alike and not any("FTS5" in line for line in report.lines_of_text())
     text = " ".join(all_lines(index))
     for marker in ("IGNORED", "hunter2", "PRIVATE KEY", "ghp_", "VENDORED", "IN_GIT"):
         assert marker not in text
@@ -279,6 +281,7 @@ def test_an_sqlite_without_full_text_search_still_indexes_and_drafts(workspace: 
     index = open_index(workspace, tmp_path)
     report = index.refresh()
     assert not index.has_words and report.files == 2 and "result += item.price" in all_lines(index)
+    assert any("SQLite has no FTS5" in line for line in report.lines_of_text())  # `infill index` says what is missing
     assert index.lines_like("for item in items:", "after", 10) == []
     prefix = "def grand_total(items):\n    result = 0\n    for item in items:\n        "
     drafts = drafts_for(index, prefix, "\n    return result\n", filename=str(workspace / "pkg" / "new.py"))

@@ -171,10 +171,13 @@ class IndexReport:
     seconds: float = 0.0
     skipped: dict[str, int] = field(default_factory=dict)
     examples: dict[str, str] = field(default_factory=dict)
+    look_alike: bool = True  # the full-text index of names is there (no FTS5 in this SQLite: no lines after look-alike neighbours)
 
     def lines_of_text(self) -> list[str]:
         out = [f"{self.root}: {self.files} files, {self.lines} lines, {self.bytes / 1e6:.1f} MB indexed in {self.seconds:.1f} s"
                f" ({self.updated} read, {self.removed} removed, {self.listed} of {self.folders} folders listed)"]
+        if not self.look_alike:
+            out.append("  no lines after look-alike neighbours: this Python's SQLite has no FTS5 (the other drafts work)")
         for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
             out.append(f"  skipped {count:>6}  {reason}  (e.g. {self.examples.get(reason, '')})")
         return out
@@ -385,7 +388,7 @@ class WorkspaceIndex:
         scans = self._folder_scans()
         selection: Selection = walk(self.root, self.limits, scans)
         self._save_folder_scans(scans, selection.folders)
-        report = IndexReport(str(self.root), folders=len(selection.folders), listed=selection.listed)
+        report = IndexReport(str(self.root), folders=len(selection.folders), listed=selection.listed, look_alike=self.has_words)
         with self.lock:
             known = {path: (fid, mtime, size) for fid, path, mtime, size in self.db.execute("SELECT id, path, mtime_ns, size FROM files")}
         keep = {relative for relative, _ in selection.found}
