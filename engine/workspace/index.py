@@ -4,9 +4,10 @@ What a small model lacks is the user's own code, and code repeats itself: a line
 followed the same previous line elsewhere in the project, the definitions of names used
 near the cursor. The index keeps, for each non-blank line of each indexed file (engine/
 workspace/files.py decides which), its stripped text, its indentation and hashes of the
-lines around it, so "what followed this line elsewhere" is one indexed lookup. (A
-full-text table of chunks for "code like this" was built and measured too, and left out:
-docs/workspace.md.)
+lines around it, so "what followed this line elsewhere" is one indexed lookup, and a
+full-text index of each line's names, so "what followed a line like this one" is another
+(`lines_like`). (A full-text table of 24-line chunks for "code like this" was built and
+measured too, and left out: docs/workspace.md.)
 
 SQLite is in Python's standard library, incremental (one file's rows are replaced in one
 transaction, and only the rows an edit changed are rewritten: lines it merely moved keep
