@@ -239,6 +239,10 @@ def _has_words(db: sqlite3.Connection) -> bool:
     return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'words'").fetchone() is not None
 
 
+LIKE_NAMES = 24  # names of a line a look-alike search reads (`_names`)
+_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")  # a name, as retrieve.py's NAME (that module imports this one)
+
+
 def _names(line: str) -> list[str]:
     """The first LIKE_NAMES distinct names of a line as the `words` index spells them (lower
     case): each costs a look at the index's counts, and a 10,000-character neighbour line is
@@ -249,12 +253,6 @@ def _names(line: str) -> list[str]:
         if len(names) >= LIKE_NAMES:
             break
     return list(names)
-
-
-LIKE_NAMES = 24
-
-
-_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 
 
 class WorkspaceIndex:
@@ -483,15 +481,19 @@ class WorkspaceIndex:
     def _insert_rows(self, file_id: int, rows: list[Row], table: str = "lines") -> None:
         self.db.executemany(f"INSERT INTO {table}(file, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(file_id, *row) for row in rows])
         if rows and table == "lines":
-            self._words("", file_id, rows[0][0], rows[-1][0])
+            self._words(file_id, rows[0][0], rows[-1][0])
 
-    def _words(self, command: str, file_id: int, first: int = -1, last: int = 1 << 62) -> None:
-        """Put a file's rows of `lines` numbered `first`..`last` in the full-text index
-        (`command` ""), or take them out ("delete": before the rows themselves go, since
-        the index reads their text to find its postings)."""
-        if self.has_words:
-            self.db.execute(f"INSERT INTO words({'words, ' if command else ''}rowid, text) SELECT {'?, ' if command else ''}id, text FROM lines "
-                            "WHERE file = ? AND line BETWEEN ? AND ?", (*([command] if command else []), file_id, first, last))
+    def _words(self, file_id: int, first: int = -1, last: int = 1 << 62, delete: bool = False) -> None:
+        """Put a file's rows of `lines` numbered `first`..`last` in the full-text index, or
+        take them out (`delete`: before the rows themselves go, since the index reads their
+        text to find its postings)."""
+        if not self.has_words:
+            return
+        if delete:
+            self.db.execute("INSERT INTO words(words, rowid, text) SELECT 'delete', id, text FROM lines WHERE file = ? AND line BETWEEN ? AND ?",
+                            (file_id, first, last))
+        else:
+            self.db.execute("INSERT INTO words(rowid, text) SELECT id, text FROM lines WHERE file = ? AND line BETWEEN ? AND ?", (file_id, first, last))
 
     def _replace_binds(self, file_id: int, relative: str, rows: list[Row], new_file: bool) -> None:
         """A file's import lines under the names they bind (its old ones deleted first)."""
@@ -535,7 +537,7 @@ class WorkspaceIndex:
             return
         if gone:
             if table == "lines":
-                self._words("delete", file_id, gone[0][0], gone[-1][0])
+                self._words(file_id, gone[0][0], gone[-1][0], delete=True)
             self.db.execute(f"DELETE FROM {table} WHERE file = ? AND line BETWEEN ? AND ?", (file_id, gone[0][0], gone[-1][0]))
         if moved and shift:
             self.db.execute(f"UPDATE {table} SET line = line + ? WHERE file = ? AND line >= ?", (shift, file_id, old[len(old) - moved][0]))
@@ -556,7 +558,7 @@ class WorkspaceIndex:
     def _remove(self, file_id: int) -> None:
         with self.lock:
             with self.db:
-                self._words("delete", file_id)
+                self._words(file_id, delete=True)
                 self.db.execute("DELETE FROM lines WHERE file = ?", (file_id,))
                 self.db.execute("DELETE FROM fresh WHERE file = ?", (file_id,))
                 self.db.execute("DELETE FROM binds WHERE file = ?", (file_id,))

@@ -226,8 +226,9 @@ def drafts_for(index: Optional[WorkspaceIndex], prefix: str, suffix: str, *, fil
     syntax = imports.family(filename) if filename and index is not None and not cursor.indent else None
     if syntax is not None and imports.among_imports(prefix, cursor.after, syntax):
         _binders(found, cursor, index, prefix, suffix, syntax, filename or "")
-    compared = sorted((d for d in found.values() if d.after_prev or d.before_next), key=lambda d: d.score(), reverse=True)[:COMPARED]
-    if index is not None and sum(1 for d in found.values() if d.after_prev or d.before_next) < ALIKE_GATE:
+    neighbours = [d for d in found.values() if d.after_prev or d.before_next]
+    compared = sorted(neighbours, key=lambda d: d.score(), reverse=True)[:COMPARED]
+    if index is not None and len(neighbours) < ALIKE_GATE:
         compared += _alike(found, cursor, index, shadowed)
     _match_contexts(compared, cursor, index, texts)
     # Ranked: the compared neighbour drafts and the lines near the cursor. The neighbour
