@@ -31,6 +31,7 @@ from engine.sampler import run_to_end
 from engine.tokenizer import Tokenizer, replace_lone_surrogates
 from engine.types import DenoiseStep, DenoisingModel, InfillError, InfillResult, ModuleKindConstraint, OwnPromptLayout, SamplerSettings, SeveralCanvases, SyntaxConstraint
 from engine.workspace.retrieve import WorkspaceContext
+from engine.workspace.snippets import draft_context
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 MAX_INPUT_CHARS = 4_000_000  # a request larger than this is refused (prefix + suffix)
@@ -179,6 +180,8 @@ class Engine:
         drafts = workspace.drafts(prefix, suffix, filename) if workspace is not None and cfg.workspace_drafts and cfg.max_tokens > 0 else []
         # Other open documents' texts come as the client sent them: lone surrogates too.
         drafts = [replace(d, text=replace_lone_surrogates(d.text), line=replace_lone_surrogates(d.line)) for d in drafts]
+        if drafts and cfg.draft_context and workspace is not None:
+            cross_file = draft_context(drafts, workspace.index, prefix, suffix) + cross_file
         copy_table = None
         if workspace is not None and cfg.workspace_copy and cfg.copy_weight > 0 and cfg.max_tokens > 0:
             copy_table = workspace.ngrams(self.tokenizer)

@@ -119,6 +119,7 @@ class SamplerSettings:
     workspace_copy: bool = knob(True, client=True)  # the copy rule also looks in the workspace's other files (engine/workspace/ngrams.py, docs/workspace.md)
     workspace_drafts: bool = knob(True, client=True)  # lines the workspace proposes for the cursor's line are verified by the model in one pass, and the likely one is the middle (engine/drafts.py, docs/workspace.md)
     edit_drafts: bool = knob(False, client=True)  # when no workspace draft is kept, the best one judged starts the canvas and the model edits it into the line that fits (engine/near_edit.py, docs/workspace.md)
+    draft_context: bool = knob(False, client=True)  # the best drafts' places (each line with its neighbours) go at the head of the model's window, for a model trained to read them (engine/workspace/snippets.py, docs/workspace.md)
     heal_cursor: bool = knob(True, client=True)  # a prefix ending in spaces/tabs is cut before them and the model writes them (token healing, engine/healing.py, docs/ladder.md)
     heal_word: bool = knob(True, client=True)  # a prefix ending inside a word is cut before its last tokens and the middle's first token must write them again (engine/healing.py heal_word)
 

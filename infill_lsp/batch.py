@@ -1,7 +1,7 @@
 """`infill batch`: the stable JSONL contract that evaluations and other tools use.
 
 Input line:  {"id": str, "prefix": str, "suffix": str, "language"?: str, "max_tokens"?: int (0..2048, engine.types.MAX_TOKENS), "constrained"?: bool,
-             "workspace_drafts"?: bool, "edit_drafts"?: bool (engine/types.py SamplerSettings),
+             "workspace_drafts"?: bool, "edit_drafts"?: bool, "draft_context"?: bool (engine/types.py SamplerSettings),
              "workspace"?: str (a folder: the line's drafts come from its index, docs/workspace.md), "filename"?: str (the file being
              edited, inside the workspace: its text on disk is replaced by prefix + suffix; its extension names the language)}
 Output line: {"id", "middle", "tokens", "forwards", "ms", ...more figures} — one per input
@@ -32,7 +32,7 @@ from engine.types import InfillError, ModelFailure, SamplerSettings, SettingsErr
 _BATCH_RUNS = itertools.count()  # run_batch calls in this process
 
 # The sampler knobs a batch line may carry, validated by the engine's one settings schema.
-BATCH_SETTINGS = ("max_tokens", "constrained", "workspace_drafts", "edit_drafts")
+BATCH_SETTINGS = ("max_tokens", "constrained", "workspace_drafts", "edit_drafts", "draft_context")
 
 
 class BadLine(ValueError):

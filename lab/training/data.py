@@ -254,9 +254,11 @@ class ExampleStream:
     the edit history in the prefix, the span after the next edit on the canvas), so one
     recipe trains both infilling and editing; a document with no edit to make falls
     back to an ordinary infilling example. A share `near_fraction` of the others start
-    their canvas from a near line of the same file (lab/training/near_lines.py)."""
+    their canvas from a near line of the same file (lab/training/near_lines.py), and a
+    share `context_fraction` of the rest read snippets of the same file before their
+    prefix (lab/training/context_snippets.py)."""
 
-    def __init__(self, docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float = 0.0, near_fraction: float = 0.0):
+    def __init__(self, docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float = 0.0, near_fraction: float = 0.0, context_fraction: float = 0.0):
         kept = [d for d in docs if d["text"].strip()]
         self.texts = [d["text"] for d in kept]
         self.languages = [d.get("language", "python") for d in kept]
@@ -264,6 +266,7 @@ class ExampleStream:
         self.tok, self.cfg = tok, cfg
         self.edit_fraction = edit_fraction
         self.near_fraction = near_fraction
+        self.context_fraction = context_fraction
         self.rng = random.Random(seed)
 
     def example(self, index: int) -> Example:
@@ -280,6 +283,12 @@ class ExampleStream:
             near = near_line_example(text, self.tok, self.cfg, self.rng)
             if near is not None:
                 return near
+        elif self.context_fraction and self.rng.random() < self.context_fraction:
+            from lab.training.context_snippets import context_example
+
+            read = context_example(text, self.tok, self.cfg, self.rng)
+            if read is not None:
+                return read
         return make_example(text, self.tok, self.cfg, self.rng)
 
     def batches(self, size: int, pool: int = 32):
@@ -300,29 +309,29 @@ class ExampleStream:
 class _BatchDataset(torch.utils.data.IterableDataset):
     """Endless batches from an ExampleStream per worker process (each its own seed)."""
 
-    def __init__(self, docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float, batch_size: int, near_fraction: float = 0.0):
+    def __init__(self, docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float, batch_size: int, near_fraction: float = 0.0, context_fraction: float = 0.0):
         super().__init__()
         self.docs, self.tok, self.cfg = docs, tok, cfg
         self.seed, self.edit_fraction, self.batch_size = seed, edit_fraction, batch_size
-        self.near_fraction = near_fraction
+        self.near_fraction, self.context_fraction = near_fraction, context_fraction
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         worker = info.id if info is not None else 0
-        stream = ExampleStream(self.docs, self.tok, self.cfg, seed=self.seed * 1009 + worker, edit_fraction=self.edit_fraction, near_fraction=self.near_fraction)
+        stream = ExampleStream(self.docs, self.tok, self.cfg, seed=self.seed * 1009 + worker, edit_fraction=self.edit_fraction, near_fraction=self.near_fraction, context_fraction=self.context_fraction)
         yield from stream.batches(self.batch_size)
 
 
-def batch_source(docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float, batch_size: int, workers: int = 0, near_fraction: float = 0.0):
+def batch_source(docs: list[dict], tok: Tokenizer, cfg: DataConfig, seed: int, edit_fraction: float, batch_size: int, workers: int = 0, near_fraction: float = 0.0, context_fraction: float = 0.0):
     """An endless iterator of training batches.
 
     workers = 0 builds them in the training process (CPU training: data costs ~5% of a
     step there). On a GPU the model outruns one process's tokenization and noising
     (~0.3M tokens/s), so `workers` processes prepare batches ahead of the GPU."""
     if workers <= 0:
-        return ExampleStream(docs, tok, cfg, seed=seed, edit_fraction=edit_fraction, near_fraction=near_fraction).batches(batch_size)
+        return ExampleStream(docs, tok, cfg, seed=seed, edit_fraction=edit_fraction, near_fraction=near_fraction, context_fraction=context_fraction).batches(batch_size)
     loader = torch.utils.data.DataLoader(
-        _BatchDataset(docs, tok, cfg, seed, edit_fraction, batch_size, near_fraction),
+        _BatchDataset(docs, tok, cfg, seed, edit_fraction, batch_size, near_fraction, context_fraction),
         batch_size=None, num_workers=workers, prefetch_factor=4, persistent_workers=True,
     )
     return iter(loader)

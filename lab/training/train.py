@@ -165,6 +165,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--edit-fraction", type=float, default=0.1, help="share of next-edit examples in each batch")
     p.add_argument("--languages", default="", help="comma-separated corpus languages to train on (default: all); a continuation can stay on the languages its model knows")
     p.add_argument("--near-fraction", type=float, default=0.0, help="share of examples whose canvas starts from a near line of the same file (lab/training/near_lines.py)")
+    p.add_argument("--context-fraction", type=float, default=0.0, help="share of examples that read snippets of the same file before their prefix (lab/training/context_snippets.py)")
     p.add_argument("--prefix-tokens", type=int, default=DataConfig.prefix_tokens)
     p.add_argument("--suffix-tokens", type=int, default=DataConfig.suffix_tokens)
     p.add_argument("--canvas-copies", type=int, default=DataConfig.canvas_copies, help="noised copies of each canvas per context (2: complementary masks)")
@@ -255,7 +256,7 @@ def main(argv: list[str]) -> int:
         if not train_docs:
             print(f"train: no training files in {args.corpus} are in --languages {args.languages}", file=sys.stderr)
             return 2
-    batches = batch_source(train_docs, tok, data_cfg, seed=args.seed + step, edit_fraction=args.edit_fraction, batch_size=args.batch_size, workers=args.data_workers, near_fraction=args.near_fraction)
+    batches = batch_source(train_docs, tok, data_cfg, seed=args.seed + step, edit_fraction=args.edit_fraction, batch_size=args.batch_size, workers=args.data_workers, near_fraction=args.near_fraction, context_fraction=args.context_fraction)
     torch.manual_seed(args.seed + step)
     val = validation_batches(tok, data_cfg, args.corpus, n_batches=6, batch_size=16)
     use_bf16 = True
@@ -288,7 +289,7 @@ def main(argv: list[str]) -> int:
             "tokens_seen": tokens,
             "train_seconds": round(elapsed + float(history.get("init_train_seconds", 0)), 1),
             "device": str(device),
-            "data": asdict(data_cfg) | {"edit_fraction": args.edit_fraction, "near_fraction": args.near_fraction, "languages": args.languages or "all"},
+            "data": asdict(data_cfg) | {"edit_fraction": args.edit_fraction, "near_fraction": args.near_fraction, "context_fraction": args.context_fraction, "languages": args.languages or "all"},
             "last_validation": history.get("last_validation"),
         }
         try:

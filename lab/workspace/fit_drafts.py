@@ -1,6 +1,6 @@
 """Fit the accept rule for workspace drafts (engine/drafts.py) on the tuning packages.
 
-    python -m lab.workspace.fit_drafts [--n 100] [--features FILE] [--engine-answers]
+    python -m lab.workspace.fit_drafts [--n 100] [--features FILE] [--engine-answers] [--model DIR] [--knob NAME=VALUE]
 
 For each real line of the TUNE packages (lab/workspace/lines.py: the cursor after the
 indentation, the package with its sampled lines blanked as the workspace) the engine's own
@@ -21,11 +21,13 @@ import math
 import sys
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
 from engine.drafts import FEATURES, verify
 from lab.workspace.lines import TUNE, items
+from lab.workspace.real_lines import parse_knob
 
 THRESHOLDS = (0.0, 0.01, 0.02, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 
@@ -34,16 +36,19 @@ def first_line(middle: str) -> str:
     return middle.split("\n")[0].strip() if middle.strip() else ""
 
 
-def collect(n: int, engine_answers: bool, names: list[str] = list(TUNE)) -> list[dict]:
+def collect(n: int, engine_answers: bool, names: list[str] = list(TUNE), model: Optional[str] = None, knobs: Optional[dict] = None) -> list[dict]:
     """Per line: its drafts' features and labels, the draft the accept rule keeps today
-    (`kept`: its position, or None) and, with `engine_answers`, the engine's own answer."""
+    (`kept`: its position, or None) and, with `engine_answers`, the engine's own answer.
+    `model`: a model directory (default the embedded model); `knobs`: sampler settings
+    for every request (e.g. draft_context)."""
     import torch
 
     import engine
     from engine.workspace import WorkspaceContext, WorkspaceIndex
 
     torch.set_num_threads(1)
-    eng = engine.load()
+    eng = engine.load(model) if model else engine.load()
+    knobs = knobs or {}
     records, indexes = [], {}
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
         lines = items(names, n, Path(tmp))
@@ -51,7 +56,7 @@ def collect(n: int, engine_answers: bool, names: list[str] = list(TUNE)) -> list
             if item.workspace not in indexes:
                 indexes[item.workspace] = WorkspaceIndex(item.workspace, cache_dir=Path(cache))
                 indexes[item.workspace].refresh()
-            job = eng.job(item.prefix, item.suffix, item.language, filename=item.filename, workspace=WorkspaceContext(indexes[item.workspace]))
+            job = eng.job(item.prefix, item.suffix, item.language, filename=item.filename, workspace=WorkspaceContext(indexes[item.workspace]), **knobs)
             record = {"id": item.id, "package": item.package, "reference": item.reference, "drafts": [], "kept": None}
             with eng.lock:
                 job.prepare()
@@ -63,7 +68,7 @@ def collect(n: int, engine_answers: bool, names: list[str] = list(TUNE)) -> list
                     for draft, feats in zip(found.drafts, check.features):
                         record["drafts"].append({"line": draft.line, "features": feats, "right": draft.line == item.reference})
             if engine_answers:
-                record["engine"] = first_line(eng.infill(item.prefix, item.suffix, item.language, filename=item.filename).middle)
+                record["engine"] = first_line(eng.infill(item.prefix, item.suffix, item.language, filename=item.filename, **knobs).middle)
             records.append(record)
             print(f"\r{number + 1}/{len(lines)} lines", end="", file=sys.stderr, flush=True)
         print(file=sys.stderr)
@@ -107,11 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=100, help="lines per tuning package")
     parser.add_argument("--features", type=Path, help="read the collected features from this JSONL (written there when it does not exist)")
     parser.add_argument("--engine-answers", action="store_true", help="also compute the engine's own middle per line (slow)")
+    parser.add_argument("--model", default=None, help="model directory (default: the embedded model)")
+    parser.add_argument("--knob", type=parse_knob, action="append", default=[], metavar="NAME=VALUE", help="a sampler setting for every request (repeatable), e.g. --knob draft_context=true")
     args = parser.parse_args(argv)
     if args.features is not None and args.features.exists():
         records = [json.loads(line) for line in args.features.read_text().splitlines()]
     else:
-        records = collect(args.n, args.engine_answers)
+        records = collect(args.n, args.engine_answers, model=args.model, knobs=dict(args.knob))
         if args.features is not None:
             args.features.write_text("".join(json.dumps(r) + "\n" for r in records))
     packages = sorted({r["package"] for r in records})

@@ -61,7 +61,8 @@ the prefix, at most `cross_file_share` of the prefix window): the line the works
 - `comment`: `# Context from FILE:` / `# LINE`, the language server's format
   (infill_lsp/cross_file.py);
 - `snippet`: the line between its previous and next non-blank lines, as raw code, where
-  it stands;
+  it stands (engine/workspace/snippets.py `snippet_block`: the layout of the
+  `draft_context` knob and of the training recipe lab/training/context_snippets.py);
 and reports exact, and for near lines how often the answer is the near line verbatim.
 Beside it, the model alone teacher-forced (`forced`: no copy rule, no syntax check): the
 true line revealed left to right on a masked canvas of its length, the mean log-probability
@@ -83,6 +84,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from engine.workspace.snippets import snippet_block
 from lab.training.near_lines import distance
 from lab.workspace.lines import ASIDE, TUNE, Item, items
 
@@ -336,7 +338,7 @@ def cross_texts(line: Line) -> dict[str, str]:
     name = Path(place.path).name if place else "other"
     texts = {"none": "", "comment": f"{marker} Context from {name}:\n{marker} {shown}\n"}
     if place is not None:
-        texts["snippet"] = "\n".join(t for t in (place.previous, place.text, place.next) if t) + "\n\n"
+        texts["snippet"] = snippet_block([[t for t in (place.previous, place.text, place.next) if t]])  # the draft_context layout
     return texts
 
 
