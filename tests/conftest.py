@@ -20,6 +20,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")
+def tok():
+    """The embedded model's tokenizer."""
+    import engine
+    from engine.modeldir import load_tokenizer
+
+    return load_tokenizer(engine.DEFAULT_MODEL_DIR)
+
+
+@pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
     from lab.fixtures.tiny_model import make_tiny_model_dir
 

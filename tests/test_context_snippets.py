@@ -12,35 +12,25 @@ from engine.workspace.snippets import MAX_SNIPPET_CHARS, draft_context, place_li
 from lab.training.context_snippets import MAX_CROSS_TOKENS, context_example, snippet_places
 from lab.training.data import DataConfig, ExampleStream
 
-SOURCE = """import os
+SOURCE = """import json
 
 
-def load(path):
-    with open(path) as handle:
-        return handle.read()
+class Store:
+    def __init__(self, path):
+        self.path = path
+        self.items = {}
 
+    def load(self):
+        with open(self.path) as handle:
+            self.items = json.load(handle)
 
-def save(path, text):
-    with open(path, "w") as handle:
-        handle.write(text)
+    def save(self):
+        with open(self.path, "w") as handle:
+            json.dump(self.items, handle)
 
-
-def remove(path):
-    os.remove(path)
-
-
-def rename(path, new):
-    os.rename(path, new)
+    def get(self, key, default=None):
+        return self.items.get(key, default)
 """
-
-
-@pytest.fixture(scope="module")
-def tok():
-    import engine
-    from engine.modeldir import TOKENIZER_FILE
-    from engine.tokenizer import Tokenizer
-
-    return Tokenizer.from_file(engine.DEFAULT_MODEL_DIR / TOKENIZER_FILE)
 
 
 def test_snippet_block_lays_out_each_place_then_a_blank_line():
@@ -50,9 +40,9 @@ def test_snippet_block_lays_out_each_place_then_a_blank_line():
 
 def test_with_neighbours_skips_blank_lines_as_the_index_does():
     lines = SOURCE.split("\n")
-    i = lines.index("def save(path, text):")
-    assert with_neighbours(lines, i) == ["        return handle.read()", "def save(path, text):", '    with open(path, "w") as handle:']
-    assert with_neighbours(lines, 0) == ["import os", "def load(path):"]
+    i = lines.index("    def save(self):")
+    assert with_neighbours(lines, i) == ["            self.items = json.load(handle)", "    def save(self):", '        with open(self.path, "w") as handle:']
+    assert with_neighbours(lines, 0) == ["import json", "class Store:"]
 
 
 def test_buffer_place_reads_the_requests_own_text_and_drops_the_cursor_mark():
@@ -109,8 +99,8 @@ def test_draft_context_knob_puts_the_snippets_before_the_prefix(tmp_path):
 
 
 def test_snippet_places_mix_the_line_near_lines_and_distractors():
-    lines = SOURCE.split("\n")
-    index = lines.index("        return handle.read()")
+    lines = SOURCE.split("\n") + [f"    LIMIT_{i} = {i}" for i in range(30)]  # lines far enough to distract
+    index = lines.index("            self.items = json.load(handle)")
     seen_self = seen_other = 0
     for seed in range(200):
         places = snippet_places(lines, index, random.Random(seed))
@@ -177,3 +167,27 @@ def test_batch_lines_carry_the_knob_and_reject_a_wrong_value():
     assert fields["draft_context"] is True
     with pytest.raises(BadLine, match="draft_context"):
         parse_line('{"id": "a", "prefix": "x = ", "suffix": "", "draft_context": "yes"}')
+
+
+def test_context_eval_pairs_each_example_with_and_without_its_snippets(tmp_path, tok):
+    import json
+
+    import engine
+    from engine.modeldir import load_infill_model, read_config
+    from lab.training import context_eval
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "valid.jsonl").write_text(json.dumps({"path": "a.py", "language": "python", "text": SOURCE}) + "\n")
+    pairs = context_eval.examples(corpus, tok, 6, {"python"}, "held")
+    assert len(pairs) == 6
+    for shown, hidden in pairs:
+        assert shown.canvas == hidden.canvas and shown.suffix == hidden.suffix
+        assert len(shown.prefix) > len(hidden.prefix) and shown.prefix[len(shown.prefix) - len(hidden.prefix) + 1 :] == hidden.prefix[1:]
+        line = tok.decode([t for t in shown.canvas if t != tok.eom_id]).rstrip("\n")
+        assert line in tok.decode(shown.prefix[1 : len(shown.prefix) - len(hidden.prefix) + 1])  # held: the line is shown
+    model = load_infill_model(engine.DEFAULT_MODEL_DIR, read_config(engine.DEFAULT_MODEL_DIR)).float().eval()
+    figures = context_eval.measure(model, pairs, tok)
+    for name in ("with", "without"):
+        assert figures[name]["logp"] < 0 and 0 <= figures[name]["right"] <= 1 and 0 <= figures[name]["next_right"] <= 1
+    assert figures["with"]["logp"] != figures["without"]["logp"]

@@ -11,15 +11,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.api import DEFAULT_MODEL_DIR
-from engine.modeldir import load_tokenizer
 from engine.sampler import Denoising, Modes, Surroundings
 from engine.types import SamplerSettings
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return load_tokenizer(DEFAULT_MODEL_DIR)
 
 
 class _Refuses:

@@ -28,15 +28,6 @@ def remove(path):
 """
 
 
-@pytest.fixture(scope="module")
-def tok():
-    from engine.modeldir import TOKENIZER_FILE
-    from engine.tokenizer import Tokenizer
-    import engine
-
-    return Tokenizer.from_file(engine.DEFAULT_MODEL_DIR / TOKENIZER_FILE)
-
-
 def test_nearest_line_prefers_the_same_line_then_the_most_alike():
     lines = SOURCE.split("\n")
     first_with = lines.index("    with open(path) as handle:")

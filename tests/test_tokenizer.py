@@ -5,7 +5,6 @@ from pathlib import Path
 import pytest
 
 import engine
-from engine.modeldir import load_tokenizer
 
 SAMPLES = [
     "def f(x):\n    return x + 1\n",
@@ -16,11 +15,6 @@ SAMPLES = [
     "x" * 5000,
     "zero\u200bwidth and combining e\u0301 and RTL \u05e9\u05dc\u05d5\u05dd",
 ]
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return load_tokenizer(engine.DEFAULT_MODEL_DIR)
 
 
 @pytest.mark.parametrize("text", SAMPLES)

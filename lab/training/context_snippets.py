@@ -28,7 +28,7 @@ from typing import Optional
 from engine.tokenizer import Tokenizer
 from engine.workspace.snippets import MAX_SNIPPET_CHARS, snippet_block, with_neighbours
 from lab.training.data import DataConfig, Example
-from lab.training.near_lines import MAX_CHARS, MIN_CHARS, nearest_line
+from lab.training.near_lines import MAX_CHARS, MIN_CHARS, around_line, line_span, nearest_line, target_lines
 
 HELD = 0.45  # the line's own place (or another where it stands) among the snippets
 NEAR = 0.25  # else a near line's place
@@ -45,10 +45,16 @@ def _distractor(lines: list[str], index: int, rng: random.Random) -> Optional[in
     return None
 
 
-def snippet_places(lines: list[str], index: int, rng: random.Random) -> list[int]:
-    """The line numbers whose places are shown for a cursor at line `index`, in the order shown."""
+KINDS = {"held": 0.0, "near": HELD, "distractors": 1.0}  # `kind`: the draw that picks each
+
+
+def snippet_places(lines: list[str], index: int, rng: random.Random, kind: Optional[str] = None) -> list[int]:
+    """The line numbers whose places are shown for a cursor at line `index`, in the order
+    shown (`kind` forces what is shown beside the distractors: lab/training/context_eval.py)."""
     places: list[int] = []
     draw = rng.random()
+    if kind is not None:
+        draw = KINDS[kind]
     if draw < HELD:
         target = lines[index].strip()
         others = [j for j, line in enumerate(lines) if j != index and line.strip() == target]
@@ -65,34 +71,22 @@ def snippet_places(lines: list[str], index: int, rng: random.Random) -> list[int
     return places
 
 
-def context_example(text: str, tok: Tokenizer, cfg: DataConfig, rng: random.Random) -> Optional[Example]:
-    """One example with snippets before the prefix, or None (the caller makes a plain one)."""
-    lines = text.split("\n")
-    candidates = [i for i, line in enumerate(lines) if MIN_CHARS <= len(line.strip()) <= MAX_CHARS]
-    if not candidates:
-        return None
-    for _ in range(MAX_TRIES):
+def context_example(text: str, tok: Tokenizer, cfg: DataConfig, rng: random.Random, kind: Optional[str] = None, show: bool = True) -> Optional[Example]:
+    """One example with snippets before the prefix, or None (the caller makes a plain one).
+    `kind` forces what the snippets hold (KINDS); `show=False` makes the same example
+    with no snippets (the same rng draws), the baseline a reading model should beat."""
+    lines, candidates = target_lines(text)
+    for _ in range(MAX_TRIES if candidates else 0):
         index = rng.choice(candidates)
-        places = snippet_places(lines, index, rng)
-        snippets = [s for s in (with_neighbours(lines, j) for j in places) if sum(len(x) for x in s) <= MAX_SNIPPET_CHARS]
-        if not snippets:
-            continue
-        cross = tok.encode(snippet_block(snippets))[:MAX_CROSS_TOKENS]
-        line = lines[index]
-        start = sum(len(x) + 1 for x in lines[:index])
-        end = start + len(line) + 1 if index + 1 < len(lines) else start + len(line)
+        shown = [(j, s) for j, s in ((j, with_neighbours(lines, j)) for j in snippet_places(lines, index, rng, kind)) if sum(map(len, s)) <= MAX_SNIPPET_CHARS]
+        if not shown or (kind == "held" and not any(lines[j].strip() == lines[index].strip() for j, _ in shown)):
+            continue  # nothing to show, or the line's own place was too long a snippet
+        start, end = line_span(lines, index)
         middle = tok.encode(text[start:end])
         n = cfg.block_size * math.ceil((len(middle) + 1) / cfg.block_size)
         if n > cfg.canvas_max:
             continue
-        canvas = middle + [tok.eom_id] * (n - len(middle))
-        # The cursor after the indentation: the prefix ends at the line's start (the
-        # engine's whitespace healing moves an indentation-ending prefix back to there).
-        prefix_text = text[max(0, start - cfg.prefix_tokens * cfg.chars_per_token_budget) : start]
-        suffix_text = text[end : end + cfg.suffix_tokens * cfg.chars_per_token_budget]
-        keep = cfg.prefix_tokens - 1 - len(cross)
-        prefix = tok.encode(prefix_text)[-keep:] if prefix_text and keep > 0 else []
-        suffix = tok.encode(suffix_text)[: cfg.suffix_tokens]
-        bos = [tok.bos_id] if tok.bos_id is not None else []
-        return Example(bos + cross + prefix, canvas, suffix)
+        cross = tok.encode(snippet_block([s for _, s in shown]))[:MAX_CROSS_TOKENS] if show else []
+        prefix, suffix = around_line(text, start, end, tok, cfg, head=cross)
+        return Example(prefix, middle + [tok.eom_id] * (n - len(middle)), suffix)
     return None

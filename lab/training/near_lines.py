@@ -95,14 +95,36 @@ def nearest_line(lines: list[str], index: int, window: int = WINDOW, floor: floa
     return best
 
 
+def target_lines(text: str) -> tuple[list[str], list[int]]:
+    """The text's lines, and which of them an example may target (MIN_CHARS..MAX_CHARS stripped)."""
+    lines = text.split("\n")
+    return lines, [i for i, line in enumerate(lines) if MIN_CHARS <= len(line.strip()) <= MAX_CHARS]
+
+
+def line_span(lines: list[str], index: int) -> tuple[int, int]:
+    """[start, end) of line `index` in the text `lines` were split from, its newline included."""
+    start = sum(len(x) + 1 for x in lines[:index])
+    return start, start + len(lines[index]) + (1 if index + 1 < len(lines) else 0)
+
+
+def around_line(text: str, start: int, end: int, tok: Tokenizer, cfg: DataConfig, head: list[int] = ()) -> tuple[list[int], list[int]]:
+    """(prefix ids, suffix ids) for a cursor after the indentation of the line at [start,
+    end): BOS, `head` (text the model reads first: retrieved snippets), then the tail of
+    the text before the line's start (the engine's whitespace healing moves an
+    indentation-ending prefix back to there), within the window; the text after the line."""
+    prefix_text = text[max(0, start - cfg.prefix_tokens * cfg.chars_per_token_budget) : start]
+    suffix_text = text[end : end + cfg.suffix_tokens * cfg.chars_per_token_budget]
+    keep = cfg.prefix_tokens - 1 - len(head)
+    prefix = tok.encode(prefix_text)[-keep:] if prefix_text and keep > 0 else []
+    bos = [tok.bos_id] if tok.bos_id is not None else []
+    return bos + list(head) + prefix, tok.encode(suffix_text)[: cfg.suffix_tokens]
+
+
 def near_line_example(text: str, tok: Tokenizer, cfg: DataConfig, rng: random.Random) -> Optional[Example]:
     """One retrieve-then-edit example from a file, or None when no line of it has a near
     line in its window (the caller then makes a plain example)."""
-    lines = text.split("\n")
-    candidates = [i for i, line in enumerate(lines) if MIN_CHARS <= len(line.strip()) <= MAX_CHARS]
-    if not candidates:
-        return None
-    for _ in range(MAX_TRIES):
+    lines, candidates = target_lines(text)
+    for _ in range(MAX_TRIES if candidates else 0):
         index = rng.choice(candidates)
         found = nearest_line(lines, index)
         if found is None:
@@ -110,8 +132,7 @@ def near_line_example(text: str, tok: Tokenizer, cfg: DataConfig, rng: random.Ra
         _, j = found
         line = lines[index]
         indent = line[: len(line) - len(line.lstrip())]
-        start = sum(len(x) + 1 for x in lines[:index])
-        end = start + len(line) + 1 if index + 1 < len(lines) else start + len(line)
+        start, end = line_span(lines, index)
         target_ids = tok.encode(line + ("\n" if end > start + len(line) else ""))
         start_ids = tok.encode(indent + lines[j].strip() + "\n")
         if len(start_ids) != len(target_ids):
@@ -125,12 +146,6 @@ def near_line_example(text: str, tok: Tokenizer, cfg: DataConfig, rng: random.Ra
             continue  # the run-time canvas could not hold this line: not a pair to learn
         canvas = target_ids + [tok.eom_id] * (n - len(target_ids))
         noisy = start_ids + [tok.mask_id] * (n - len(start_ids))
-        # The cursor after the indentation: the prefix ends at the line's start (the
-        # engine's whitespace healing moves an indentation-ending prefix back to there).
-        prefix_text = text[max(0, start - cfg.prefix_tokens * cfg.chars_per_token_budget) : start]
-        suffix_text = text[end : end + cfg.suffix_tokens * cfg.chars_per_token_budget]
-        prefix = tok.encode(prefix_text)[-(cfg.prefix_tokens - 1) :] if prefix_text else []
-        suffix = tok.encode(suffix_text)[: cfg.suffix_tokens]
-        bos = [tok.bos_id] if tok.bos_id is not None else []
-        return Example(bos + prefix, canvas, suffix, noisy_canvas=noisy)
+        prefix, suffix = around_line(text, start, end, tok, cfg)
+        return Example(prefix, canvas, suffix, noisy_canvas=noisy)
     return None
