@@ -181,7 +181,7 @@ class Engine:
         # Other open documents' texts come as the client sent them: lone surrogates too.
         drafts = [replace(d, text=replace_lone_surrogates(d.text), line=replace_lone_surrogates(d.line)) for d in drafts]
         if drafts and cfg.draft_context and workspace is not None:
-            cross_file = draft_context(drafts, workspace.index, prefix, suffix) + cross_file
+            cross_file = draft_context(drafts, workspace.index, prefix, suffix, self.tokenizer) + cross_file
         copy_table = None
         if workspace is not None and cfg.workspace_copy and cfg.copy_weight > 0 and cfg.max_tokens > 0:
             copy_table = workspace.ngrams(self.tokenizer)

@@ -191,3 +191,15 @@ def test_context_eval_pairs_each_example_with_and_without_its_snippets(tmp_path,
     for name in ("with", "without"):
         assert figures[name]["logp"] < 0 and 0 <= figures[name]["right"] <= 1 and 0 <= figures[name]["next_right"] <= 1
     assert figures["with"]["logp"] != figures["without"]["logp"]
+
+
+def test_draft_context_is_cut_to_the_trained_share_of_the_window(tok):
+    from engine.workspace.retrieve import Draft
+    from engine.workspace.snippets import SNIPPET_TOKENS
+
+    body = "\n".join(f"value_{i} = compute(argument_{i}, other_{i})" for i in range(40)) + "\n"
+    drafts = [Draft(text="x", line="x", places=[("buffer", 0, body.index(f"value_{i} ="))]) for i in (3, 10, 20)]
+    full = draft_context(drafts, None, body, "")
+    cut = draft_context(drafts, None, body, "", tok)
+    assert len(tok.encode(full)) > SNIPPET_TOKENS
+    assert full.startswith(cut) and SNIPPET_TOKENS - 2 <= len(tok.encode(cut)) <= SNIPPET_TOKENS

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from engine.tokenizer import Tokenizer
 from engine.workspace.index import WorkspaceIndex
 from engine.workspace.retrieve import CURSOR_MARK
 
 SNIPPETS = 3  # the best-ranked drafts whose places are shown
 MAX_SNIPPET_CHARS = 480  # a longer snippet (minified code, a data line) is not shown
+SNIPPET_TOKENS = 96  # the snippets' share of the window, in tokens, as the recipe trains it
 
 
 def snippet_block(snippets: Sequence[Sequence[str]]) -> str:
@@ -69,7 +71,13 @@ def draft_snippets(drafts: Sequence[object], index: Optional[WorkspaceIndex], bu
     return snippets
 
 
-def draft_context(drafts: Sequence[object], index: Optional[WorkspaceIndex], prefix: str, suffix: str) -> str:
+def draft_context(drafts: Sequence[object], index: Optional[WorkspaceIndex], prefix: str, suffix: str, tokenizer: Optional[Tokenizer] = None) -> str:
     """The cross-file text the `draft_context` knob puts before the prefix: the best
-    drafts' places (`draft_snippets`) in the `snippet_block` layout ("" when none)."""
-    return snippet_block(draft_snippets(drafts, index, prefix + CURSOR_MARK + suffix))
+    drafts' places (`draft_snippets`) in the `snippet_block` layout, cut to SNIPPET_TOKENS
+    tokens when a tokenizer is given ("" when none)."""
+    text = snippet_block(draft_snippets(drafts, index, prefix + CURSOR_MARK + suffix))
+    if tokenizer is not None and text:
+        ids = tokenizer.encode(text)
+        if len(ids) > SNIPPET_TOKENS:
+            text = tokenizer.decode(ids[:SNIPPET_TOKENS])
+    return text

@@ -26,14 +26,14 @@ import random
 from typing import Optional
 
 from engine.tokenizer import Tokenizer
-from engine.workspace.snippets import MAX_SNIPPET_CHARS, snippet_block, with_neighbours
+from engine.workspace.snippets import MAX_SNIPPET_CHARS, SNIPPET_TOKENS, snippet_block, with_neighbours
 from lab.training.data import DataConfig, Example
 from lab.training.near_lines import MAX_CHARS, MIN_CHARS, around_line, line_span, nearest_line, target_lines
 
 HELD = 0.45  # the line's own place (or another where it stands) among the snippets
 NEAR = 0.25  # else a near line's place
 FAR = 12  # a distractor's line is at least this many lines from the cursor's
-MAX_CROSS_TOKENS = 96  # the snippets' share of the prefix window (the engine's cross_file_share cuts likewise)
+MAX_CROSS_TOKENS = SNIPPET_TOKENS  # the snippets' share of the prefix window (the engine's draft_context cuts likewise)
 MAX_TRIES = 8
 
 
