@@ -52,10 +52,10 @@ from engine.next_edit.replay import changed_region
 from infill_lsp.edit_history import changed_line_range
 from lab.progress import report_progress
 from lab.training.edits import EditTask, real_edit_tasks
-from lab.workspace.lines import ASIDE, PACKAGES, TUNE
+from lab.workspace.lines import ASIDE, CHECK, PACKAGES, TUNE
 
 CACHE = Path(os.environ.get("REAL_EDITS_CACHE", "/tmp/real-edits-cache"))
-SETS = {"tune": TUNE, "aside": ASIDE}
+SETS = {"tune": TUNE, "aside": ASIDE, "check": CHECK}
 # Consecutive released versions, pinned. Chosen by size only (enough hunks for ~50 tasks
 # with an edit due per package, never by results): the pinned version of lines.py and the
 # releases before it with changes to the package's sources.
@@ -70,6 +70,11 @@ PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
     "qs": (("6.10.1", "6.10.2"), ("6.10.5", "6.11.0"), ("6.11.2", "6.12.0"), ("6.12.3", "6.13.0"),
            ("6.13.0", "6.13.1"), ("6.13.1", "6.14.0")),
     "ws": (("8.15.0", "8.15.1"), ("8.17.1", "8.18.0")),
+    "humanize": (("4.12.3", "4.13.0"), ("4.13.0", "4.14.0"), ("4.14.0", "4.15.0"), ("4.15.0", "4.16.0"), ("4.16.0", "4.17.0")),
+    "tomlkit": (("0.13.0", "0.13.1"), ("0.13.1", "0.13.2"), ("0.13.2", "0.13.3"), ("0.13.3", "0.14.0"), ("0.14.0", "0.15.0"),
+                ("0.15.0", "0.15.1"), ("0.15.1", "0.15.2")),
+    "body-parser": (("2.0.0", "2.0.1"), ("2.0.1", "2.0.2"), ("2.0.2", "2.1.0"), ("2.1.0", "2.2.0")),
+    "debug": (("4.3.4", "4.3.5"), ("4.3.5", "4.3.6"), ("4.3.6", "4.3.7"), ("4.3.7", "4.4.0"), ("4.4.0", "4.4.1")),
 }
 DEFAULT_PER_PACKAGE = 100  # four packages a set: ~400 tasks
 MAX_HUNKS = 100  # a file changed in more places than this between two releases was rewritten, not edited
@@ -362,7 +367,7 @@ def dump_rows(path: Path, tasks: list[RealTask], rows_by_mode: dict[str, list[di
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.evaluation.real_edits", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", choices=sorted(SETS), default="tune", help="tune (for tuning) or aside (report only)")
+    parser.add_argument("--set", choices=sorted(SETS), default="tune", help="tune (for tuning), aside (report only) or check (a change the aside figures suggested)")
     parser.add_argument("--package", action="append", default=None, choices=sorted(PAIRS), help="only these packages (repeatable)")
     parser.add_argument("--n", type=int, default=DEFAULT_PER_PACKAGE, help=f"tasks a package (default {DEFAULT_PER_PACKAGE})")
     parser.add_argument("--modes", default="auto,replay", help="comma-separated: auto, replay, model")

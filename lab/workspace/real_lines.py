@@ -33,10 +33,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from lab.workspace.lines import ASIDE, PACKAGES, TUNE, Item, items
+from lab.workspace.lines import ASIDE, CHECK, PACKAGES, TUNE, Item, items
 
 SOURCE_SUFFIXES = (".py", ".js", ".mjs", ".cjs")
-SETS = {"tune": TUNE, "aside": ASIDE, "all": PACKAGES}
+SETS = {"tune": TUNE, "aside": ASIDE, "check": CHECK, "all": {**TUNE, **ASIDE}}
 
 
 @dataclass
