@@ -162,14 +162,26 @@ def test_both_history_forms_score_the_same(tiny_pairs, tmp_path) -> None:
 
 
 def test_pinned_pairs_are_consecutive_releases_of_the_reserved_packages() -> None:
-    from lab.workspace.lines import ASIDE, TUNE
+    from lab.workspace.lines import ASIDE, CHECK, TUNE
 
-    assert set(real_edits.PAIRS) == set(TUNE) | set(ASIDE)
-    assert not set(TUNE) & set(ASIDE)
+    assert set(real_edits.PAIRS) == set(TUNE) | set(ASIDE) | set(CHECK)
+    assert not set(TUNE) & set(ASIDE) and not (set(TUNE) | set(ASIDE)) & set(CHECK)
     for name, pairs in real_edits.PAIRS.items():
         assert pairs and all(old != new for old, new in pairs), name
         assert real_edits.project_name(name) in PACKAGE_NAMES[name]
 
 
 PACKAGE_NAMES = {"toolz": "toolz", "marshmallow": "marshmallow", "semver": "semver", "knex": "knex", "boltons": "boltons",
-                 "more-itertools": "more-itertools", "qs": "qs", "ws": "ws"}
+                 "more-itertools": "more-itertools", "qs": "qs", "ws": "ws", "humanize": "humanize", "tomlkit": "tomlkit",
+                 "body-parser": "body-parser", "debug": "debug"}
+
+
+def test_benchmark_packages_are_not_in_the_training_corpus() -> None:
+    import tomllib
+    from pathlib import Path
+
+    from lab.workspace.lines import PACKAGES
+
+    sources = tomllib.loads((Path(__file__).parents[1] / "lab/training/corpus_sources.toml").read_text())
+    corpus = {entry["name"] for kind in ("pypi", "npm") for entry in sources.get(kind, [])}
+    assert corpus and not {real_edits.project_name(name) for name in PACKAGES} & corpus
