@@ -24,6 +24,8 @@ D_MODEL=${D_MODEL:-384}
 LAYERS=${LAYERS:-8}
 HEADS=${HEADS:-3}
 WORKERS=${WORKERS:-12}
+NEAR=${NEAR:-0}          # share of near-line edit examples (docs/training.md, "Learning to edit a near line")
+CONTEXT=${CONTEXT:-0}    # share of examples reading retrieved snippets (docs/training.md, "Learning to read retrieved code")
 DEVICE=${DEVICE:-cuda}   # DEVICE=cpu BATCH=8 WORKERS=1 bash scripts/gpu_train.sh 20: a dry run here
 OUT=${OUT:-/tmp/infill_gpu_out}
 WORK=/tmp/infill_gpu
@@ -41,7 +43,7 @@ $PY -m lab.training.train --run "$WORK/run" --corpus "$WORK/corpus" \
     "${start[@]}" --tokenizer engine/default_model/tokenizer.json --clock wall \
     --device "$DEVICE" --batch-size "$BATCH" --lr "$LR" --warmup 0.05 --time-budget "$BUDGET" \
     --data-workers "$WORKERS" --checkpoint-minutes 1.5 --snapshots 4 --eval-every 250 --log-every 100 \
-    --edit-fraction 0.1 > "$OUT/train.log" 2>&1
+    --edit-fraction 0.1 --near-fraction "$NEAR" --context-fraction "$CONTEXT" > "$OUT/train.log" 2>&1
 status=$?
 grep -E "^train:|^validation" "$OUT/train.log" | tail -25
 tail -3 "$OUT/train.log"
