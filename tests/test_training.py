@@ -307,6 +307,37 @@ def test_compare_scores_models_on_one_validation_set(tmp_path):
     assert all(0 <= d["exact_match"] <= 100 and 0 <= d["edit_similarity"] <= 100 and 0 <= d["tpf"] <= 64 and d["p50_ms"] > 0 for d in dev), dev
 
 
+def test_dev_diff_lists_the_items_one_model_answers_right_and_the_other_not(monkeypatch):
+    """Each listed item carries the reference and both answers, paired by item."""
+    from types import SimpleNamespace
+
+    import engine
+    from lab.evaluation.items import DEV_FILE, load_items
+    from lab.training import compare
+
+    items = load_items(6, path=DEV_FILE)
+    right = {"first": {0, 1, 2}, "last": {1, 2, 3}}  # item 0 lost, item 3 won
+
+    class Fake:
+        def __init__(self, name):
+            self.name, self.asked = name, 0
+
+        def forget_context(self):
+            pass
+
+        def infill(self, prefix, suffix, language=None):  # asked in the items' order
+            i, self.asked = self.asked, self.asked + 1
+            assert (prefix, suffix) == (items[i]["prefix"], items[i]["suffix"])
+            return SimpleNamespace(middle=items[i]["middle"] if i in right[self.name] else "", stop_reason=f"{self.name}-{i}")
+
+    monkeypatch.setattr(engine, "load", lambda model_dir: Fake(str(model_dir)))
+    diff = compare.dev_diff("first", "last", 6)
+    assert [r["reference"] for r in diff["lost"]] == [items[0]["middle"]] and diff["lost"][0]["last"] == ""
+    assert diff["lost"][0]["first"] == items[0]["middle"] and diff["lost"][0]["last_stop"] == "last-0"
+    assert [r["reference"] for r in diff["won"]] == [items[3]["middle"]]
+    assert diff["empty"] == [3, 3]
+
+
 def test_init_from_reads_text_with_the_source_models_tokenizer(tmp_path):
     """A continued run without --tokenizer uses the source model's tokenizer (a new one trained
     on the corpus would scramble the embedding rows), and one given explicitly must match it."""

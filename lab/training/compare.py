@@ -57,6 +57,33 @@ def dev_scores(model_dirs: list[Path], limit: int) -> list[dict]:
     return [{"dev_items": len(items), **measure(engine.load(model_dir), items)} for model_dir in model_dirs]
 
 
+def dev_diff(first: Path, last: Path, limit: int) -> dict:
+    """The dev items one model answers right and the other not, with both answers: where
+    a candidate's lost exact matches go (an empty answer, a wrong indentation, an early end)."""
+    import engine
+    from lab.evaluation.items import DEV_FILE, load_items
+    from lab.evaluation.sweep import exact_match
+
+    items = load_items(limit, path=DEV_FILE)
+    answers = []
+    for model_dir in (first, last):
+        eng = engine.load(model_dir)
+        model_answers = []
+        for item in items:
+            eng.forget_context()
+            result = eng.infill(item["prefix"], item["suffix"], language=item["language"])
+            model_answers.append((bool(exact_match(result.middle, item["middle"])), result.middle, result.stop_reason))
+        answers.append(model_answers)
+    a, b = answers
+
+    def row(i: int) -> dict:
+        return {"reference": items[i]["middle"], "first": a[i][1], "last": b[i][1], "last_stop": b[i][2]}
+
+    return {"lost": [row(i) for i in range(len(items)) if a[i][0] and not b[i][0]],
+            "won": [row(i) for i in range(len(items)) if b[i][0] and not a[i][0]],
+            "empty": [sum(not x[1].strip() for x in answers[k]) for k in (0, 1)]}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lab.training.compare", description=__doc__.splitlines()[0])
     p.add_argument("models", nargs="+", type=Path, help="model directories; the first is the reference")
@@ -64,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batches", type=int, default=24, help="validation batches of 16 examples")
     p.add_argument("--languages", default="", help="only validation files of these languages (comma-separated; default all)")
     p.add_argument("--dev", type=int, default=0, metavar="N", help="also infill the first N dev items with each model (exact match, edit similarity)")
+    p.add_argument("--dev-diff", action="store_true", help="with --dev: list the dev items the first and last models disagree on (right for one only)")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
     if len(args.models) < 2:
@@ -75,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         dev = f"  dev EM {r['dev']['exact_match']}% similarity {r['dev']['edit_similarity']}% ({r['dev']['dev_items']} items)" if "dev" in r else ""
         print(f"{r['model']}: masked CE {r['masked_ce']:.4f}  next-token CE {r['ar_loss']:.4f}  (steps {r['steps']}, tokens {r['tokens_seen']}){dev}")
+    if args.dev > 0 and args.dev_diff:
+        diff = dev_diff(args.models[0], args.models[-1], args.dev)
+        print(f"dev items right for {args.models[0]} only: {len(diff['lost'])}; for {args.models[-1]} only: {len(diff['won'])}; empty answers {diff['empty'][0]} -> {diff['empty'][1]}")
+        for r in diff["lost"]:
+            print(f"  lost ({r['last_stop']}): {r['reference']!r} -> {r['last']!r}")
+        rows[-1]["dev_diff"] = diff
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     better = rows[-1]["masked_ce"] < rows[0]["masked_ce"]
