@@ -328,7 +328,7 @@ def test_dev_diff_lists_the_items_one_model_answers_right_and_the_other_not(monk
         def infill(self, prefix, suffix, language=None):  # asked in the items' order
             i, self.asked = self.asked, self.asked + 1
             assert (prefix, suffix) == (items[i]["prefix"], items[i]["suffix"])
-            return SimpleNamespace(middle=items[i]["middle"] if i in right[self.name] else "", stop_reason=f"{self.name}-{i}")
+            return SimpleNamespace(middle=items[i]["middle"] if i in right[self.name] else "", stop_reason=f"{self.name}-{i}", ms=1.0, tokens=1, forwards=1)
 
     monkeypatch.setattr(engine, "load", lambda model_dir: Fake(str(model_dir)))
     diff = compare.dev_diff("first", "last", 6)

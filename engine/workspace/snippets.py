@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 from engine.tokenizer import Tokenizer
 from engine.workspace.index import WorkspaceIndex
-from engine.workspace.retrieve import CURSOR_MARK
+from engine.workspace.retrieve import CURSOR_MARK, Draft, buffer_lines_around
 
 SNIPPETS = 3  # the best-ranked drafts whose places are shown
 MAX_SNIPPET_CHARS = 480  # a longer snippet (minified code, a data line) is not shown
@@ -47,23 +47,22 @@ def place_lines(index: Optional[WorkspaceIndex], place: tuple[str, int, int], bu
     if kind == "buffer":
         if where != 0 or not 0 <= at <= len(buffer):
             return []
-        number = buffer.count("\n", 0, at)
-        return with_neighbours(buffer.split("\n"), number)
+        before, line, after = buffer_lines_around(buffer, at, 1)
+        return [*before, line, *after]
     if index is None:
         return []
     return index.lines_around(where, at, 1)
 
 
-def draft_snippets(drafts: Sequence[object], index: Optional[WorkspaceIndex], buffer: str, count: int = SNIPPETS) -> list[list[str]]:
+def draft_snippets(drafts: Sequence[Draft], index: Optional[WorkspaceIndex], buffer: str, count: int = SNIPPETS) -> list[list[str]]:
     """The places of the `count` best-ranked drafts, one snippet each (its strongest
     place). `buffer` is the request's text as the drafts were found in it: prefix,
     retrieve.CURSOR_MARK, suffix (the mark is dropped from what is shown)."""
     snippets: list[list[str]] = []
     for draft in drafts:
-        places = getattr(draft, "places", None)
-        if not places:
+        if not draft.places:
             continue
-        lines = [line.replace(CURSOR_MARK, "") for line in place_lines(index, places[0], buffer)]
+        lines = [line.replace(CURSOR_MARK, "") for line in place_lines(index, draft.places[0], buffer)]
         if lines and sum(len(x) for x in lines) <= MAX_SNIPPET_CHARS:
             snippets.append(lines)
         if len(snippets) == count:
@@ -71,7 +70,7 @@ def draft_snippets(drafts: Sequence[object], index: Optional[WorkspaceIndex], bu
     return snippets
 
 
-def draft_context(drafts: Sequence[object], index: Optional[WorkspaceIndex], prefix: str, suffix: str, tokenizer: Optional[Tokenizer] = None) -> str:
+def draft_context(drafts: Sequence[Draft], index: Optional[WorkspaceIndex], prefix: str, suffix: str, tokenizer: Optional[Tokenizer] = None) -> str:
     """The cross-file text the `draft_context` knob puts before the prefix: the best
     drafts' places (`draft_snippets`) in the `snippet_block` layout, cut to SNIPPET_TOKENS
     tokens when a tokenizer is given ("" when none)."""

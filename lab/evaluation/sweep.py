@@ -16,6 +16,7 @@ import difflib
 import json
 import sys
 from pathlib import Path
+from typing import Optional
 
 from lab.evaluation.items import DEV_FILE, exact_match, load_items, percentile
 
@@ -38,13 +39,18 @@ def edit_similarity(middle: str, expected: str) -> float:
     return difflib.SequenceMatcher(None, middle.strip(), expected.strip()).ratio()
 
 
-def measure(eng, items: list[dict], **settings) -> dict:
+def measure(eng, items: list[dict], answers: Optional[list] = None, **settings) -> dict:
+    """Exact match, edit similarity, tokens per pass and p50 latency over `items`;
+    `answers`, when given, gets each item's (right, middle, stop reason) in order."""
     ms, em, tokens, forwards, similarity = [], 0, 0, 0, 0.0
     for item in items:
         eng.forget_context()
         r = eng.infill(item["prefix"], item["suffix"], language=item["language"], **settings)
         ms.append(r.ms)
-        em += exact_match(r.middle, item["middle"])
+        right = exact_match(r.middle, item["middle"])
+        if answers is not None:
+            answers.append((bool(right), r.middle, r.stop_reason))
+        em += right
         similarity += edit_similarity(r.middle, item["middle"])
         tokens += r.tokens
         forwards += r.forwards

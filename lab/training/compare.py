@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Optional
 
 import torch
 from engine.modeldir import TOKENIZER_FILE, load_infill_model, read_config
@@ -47,41 +48,41 @@ def score(model_dirs: list[Path], corpus: Path, n_batches: int, languages: str =
     return rows
 
 
-def dev_scores(model_dirs: list[Path], limit: int) -> list[dict]:
-    """Exact match and edit similarity on the first `limit` dev items, per model."""
+def dev_scores(model_dirs: list[Path], limit: int, answers: Optional[list[list]] = None) -> list[dict]:
+    """Exact match and edit similarity on the first `limit` dev items, per model;
+    `answers`, when given, gets each model's per-item answers (sweep.measure)."""
     import engine
     from lab.evaluation.items import DEV_FILE, load_items
     from lab.evaluation.sweep import measure
 
     items = load_items(limit, path=DEV_FILE)
-    return [{"dev_items": len(items), **measure(engine.load(model_dir), items)} for model_dir in model_dirs]
+    rows = []
+    for model_dir in model_dirs:
+        mine: list = []
+        rows.append({"dev_items": len(items), **measure(engine.load(model_dir), items, answers=mine)})
+        if answers is not None:
+            answers.append(mine)
+    return rows
 
 
-def dev_diff(first: Path, last: Path, limit: int) -> dict:
+def dev_diff(first: Path, last: Path, limit: int, answers: Optional[list[list]] = None) -> dict:
     """The dev items one model answers right and the other not, with both answers: where
-    a candidate's lost exact matches go (an empty answer, a wrong indentation, an early end)."""
-    import engine
+    a candidate's lost exact matches go (an empty answer, a wrong indentation, an early end).
+    `answers`: the two models' per-item answers when `dev_scores` already has them."""
     from lab.evaluation.items import DEV_FILE, load_items
-    from lab.evaluation.sweep import exact_match
 
     items = load_items(limit, path=DEV_FILE)
-    answers = []
-    for model_dir in (first, last):
-        eng = engine.load(model_dir)
-        model_answers = []
-        for item in items:
-            eng.forget_context()
-            result = eng.infill(item["prefix"], item["suffix"], language=item["language"])
-            model_answers.append((bool(exact_match(result.middle, item["middle"])), result.middle, result.stop_reason))
-        answers.append(model_answers)
-    a, b = answers
+    if answers is None:
+        answers = []
+        dev_scores([first, last], limit, answers)
+    a, b = answers[0], answers[-1]
 
     def row(i: int) -> dict:
         return {"reference": items[i]["middle"], "first": a[i][1], "last": b[i][1], "last_stop": b[i][2]}
 
     return {"lost": [row(i) for i in range(len(items)) if a[i][0] and not b[i][0]],
             "won": [row(i) for i in range(len(items)) if b[i][0] and not a[i][0]],
-            "empty": [sum(not x[1].strip() for x in answers[k]) for k in (0, 1)]}
+            "empty": [sum(not x[1].strip() for x in model) for model in (a, b)]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,14 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.models) < 2:
         p.error("give at least two model directories")
     rows = score(args.models, args.corpus, args.batches, args.languages)
+    answers: list[list] = []
     if args.dev > 0:
-        for row, dev in zip(rows, dev_scores(args.models, args.dev)):
+        for row, dev in zip(rows, dev_scores(args.models, args.dev, answers)):
             row["dev"] = dev
     for r in rows:
         dev = f"  dev EM {r['dev']['exact_match']}% similarity {r['dev']['edit_similarity']}% ({r['dev']['dev_items']} items)" if "dev" in r else ""
         print(f"{r['model']}: masked CE {r['masked_ce']:.4f}  next-token CE {r['ar_loss']:.4f}  (steps {r['steps']}, tokens {r['tokens_seen']}){dev}")
     if args.dev > 0 and args.dev_diff:
-        diff = dev_diff(args.models[0], args.models[-1], args.dev)
+        diff = dev_diff(args.models[0], args.models[-1], args.dev, answers)
         print(f"dev items right for {args.models[0]} only: {len(diff['lost'])}; for {args.models[-1]} only: {len(diff['won'])}; empty answers {diff['empty'][0]} -> {diff['empty'][1]}")
         for r in diff["lost"]:
             print(f"  lost ({r['last_stop']}): {r['reference']!r} -> {r['last']!r}")

@@ -51,6 +51,11 @@ def examples(corpus: Path, tok: Tokenizer, n: int, languages: set[str], kind: st
     return out
 
 
+def _line_tokens(ex, tok: Tokenizer) -> int:
+    """How many canvas tokens are the line and its end of middle."""
+    return next((k + 1 for k, t in enumerate(ex.canvas) if t == tok.eom_id), len(ex.canvas))
+
+
 @torch.inference_mode()
 def measure(model, exs: list, tok: Tokenizer, batch: int = 16) -> dict:
     rng = random.Random(0)
@@ -64,7 +69,7 @@ def measure(model, exs: list, tok: Tokenizer, batch: int = 16) -> dict:
             logp = torch.log_softmax(model.lm_head(model(b.ids, b.positions, b.segments, b.layout)).float(), -1)
             for row, ex in enumerate(group):
                 rows = (b.segments[row] == SEG_CANVAS).nonzero().flatten()
-                n = next((k + 1 for k, t in enumerate(ex.canvas) if t == tok.eom_id), len(ex.canvas))  # the line and its end
+                n = _line_tokens(ex, tok)
                 truth = torch.tensor(ex.canvas[:n])
                 picked = logp[row, rows[:n]].gather(-1, truth[:, None]).squeeze(-1)
                 logp_sum += float(picked.sum())
@@ -81,7 +86,7 @@ def _next_token(model, exs: list, tok: Tokenizer, batch: int) -> tuple[float, fl
     draw = random.Random(1)
     rows = []
     for ex in exs:
-        n = next((k + 1 for k, t in enumerate(ex.canvas) if t == tok.eom_id), len(ex.canvas))
+        n = _line_tokens(ex, tok)
         k = draw.randrange(1, n) if n > 1 else 0
         start = ex.canvas[:k] + [tok.mask_id] * (len(ex.canvas) - k)
         rows.append((replace(ex, noisy_canvas=start), k))

@@ -78,7 +78,8 @@ def context_example(text: str, tok: Tokenizer, cfg: DataConfig, rng: random.Rand
     lines, candidates = target_lines(text)
     for _ in range(MAX_TRIES if candidates else 0):
         index = rng.choice(candidates)
-        shown = [(j, s) for j, s in ((j, with_neighbours(lines, j)) for j in snippet_places(lines, index, rng, kind)) if sum(map(len, s)) <= MAX_SNIPPET_CHARS]
+        places = [(j, with_neighbours(lines, j)) for j in snippet_places(lines, index, rng, kind)]
+        shown = [(j, s) for j, s in places if sum(map(len, s)) <= MAX_SNIPPET_CHARS]
         if not shown or (kind == "held" and not any(lines[j].strip() == lines[index].strip() for j, _ in shown)):
             continue  # nothing to show, or the line's own place was too long a snippet
         start, end = line_span(lines, index)

@@ -49,7 +49,7 @@ def collect(n: int, engine_answers: bool, names: list[str] = list(TUNE), model: 
     from engine.workspace import WorkspaceContext, WorkspaceIndex
 
     torch.set_num_threads(1)
-    eng = engine.load(model) if model else engine.load()
+    eng = engine.load(model)  # None: the embedded model
     knobs = knobs or {}
     records, indexes = [], {}
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
